@@ -1,0 +1,88 @@
+#pragma once
+
+// Stream owns one connected (or connecting) unix or TCP stream handle; see handle.h for the
+// lifetime rules. Single-threaded: every method and callback runs on the loop thread.
+//
+// States: kOpen (connecting or connected) → kClosing (Close() called, callbacks cleared) →
+// kClosed (libuv's close callback ran; the handle memory is gone).
+
+#include <uv.h>
+
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "agent/base/address.h"
+
+namespace hawk::uv {
+
+// Turns a libuv error code into a Status naming the operation: "connect /run/x.sock: ...".
+absl::Status UvError(int code, absl::string_view operation);
+
+class Stream {
+ public:
+  // Bytes are valid only during the call: copy what you keep.
+  using DataCallback = std::function<void(absl::string_view bytes)>;
+  // Called at most once: OK for an orderly EOF from the peer, an error for a failed read or
+  // write. The stream stays open until Close().
+  using EndCallback = std::function<void(absl::Status status)>;
+
+  Stream(uv_loop_t* loop, base::Address::Kind kind);
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  // Starts an asynchronous connect; `done` gets OK or the reason (ECONNREFUSED, ENOENT, …).
+  // An error returned here (a bad address) means `done` will not run.
+  absl::Status Connect(const base::Address& address, std::function<void(absl::Status)> done);
+  absl::Status StartReading(DataCallback on_data, EndCallback on_end);
+  void StopReading();
+  // Queues the bytes; the stream owns them until libuv has written them.
+  absl::Status Write(std::string bytes);
+  // Half-closes (SHUT_WR) once queued writes are done.
+  void Shutdown();
+  // Idempotent. Clears the data and end callbacks; `on_closed` runs from the loop once the
+  // handle is gone, which is the safe place to destroy this object.
+  void Close(std::function<void()> on_closed = nullptr);
+
+  bool closing() const { return state_ != State::kOpen; }
+  size_t write_queue_bytes() const;
+  uv_stream_t* raw();
+
+ private:
+  union HandleStorage {
+    uv_handle_t handle;
+    uv_stream_t stream;
+    uv_pipe_t pipe;
+    uv_tcp_t tcp;
+  };
+  enum class State {
+    kOpen,     // connecting or connected; callbacks live
+    kClosing,  // Close() called; waiting for libuv's close callback
+    kClosed,   // handle freed
+  };
+
+  static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
+  static void OnRead(uv_stream_t* handle, ssize_t nread, const uv_buf_t* buf);
+  static void OnConnect(uv_connect_t* req, int status);
+  static void OnWrite(uv_write_t* req, int status);
+  static void OnShutdown(uv_shutdown_t* req, int status);
+  static void OnClosed(uv_handle_t* handle);
+  void End(absl::Status status);
+
+  HandleStorage* handle_;
+  State state_ = State::kOpen;
+  bool ended_ = false;
+  std::vector<char> read_buffer_;
+  DataCallback on_data_;
+  EndCallback on_end_;
+  std::function<void(absl::Status)> on_connect_;
+  std::function<void()> on_closed_;
+  std::string connect_target_;
+};
+
+}  // namespace hawk::uv

@@ -1,0 +1,36 @@
+#include "agent/uv/timer.h"
+
+#include "agent/uv/handle.h"
+
+namespace hawk::uv {
+
+Timer::Timer(uv_loop_t* loop) : handle_(new uv_timer_t) {
+  uv_timer_init(loop, handle_);
+  handle_->data = this;
+}
+
+Timer::~Timer() { CloseAndFree(handle_); }
+
+void Timer::Start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> callback) {
+  callback_ = std::move(callback);
+  uv_timer_start(handle_, &Timer::OnTimer, timeout_ms, repeat_ms);
+}
+
+void Timer::Stop() {
+  uv_timer_stop(handle_);
+  callback_ = nullptr;
+}
+
+bool Timer::active() const {
+  return uv_is_active(reinterpret_cast<const uv_handle_t*>(handle_)) != 0;
+}
+
+void Timer::OnTimer(uv_timer_t* handle) {
+  auto* self = static_cast<Timer*>(handle->data);
+  if (self == nullptr || !self->callback_) return;
+  // A one-shot callback may re-arm the timer or destroy its owner: run a copy.
+  std::function<void()> callback = self->callback_;
+  callback();
+}
+
+}  // namespace hawk::uv
