@@ -1,0 +1,16 @@
+#pragma once
+
+// WaitUntil: polls a predicate until it holds or a deadline passes. For conditions that have no
+// event to wait on (another process's state); the poll interval is the only sleep.
+
+#include <chrono>
+#include <functional>
+
+namespace hawk::testing {
+
+// Returns true as soon as `predicate()` is true (checked at least once, and once more at the
+// deadline), false if the deadline passed first.
+bool WaitUntil(const std::function<bool()>& predicate, std::chrono::milliseconds deadline,
+               std::chrono::milliseconds poll = std::chrono::milliseconds(5));
+
+}  // namespace hawk::testing
