@@ -1,0 +1,397 @@
+#include "agent/cli/client.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "agent/base/log.h"
+#include "agent/parse/reply.h"
+
+namespace hawk::cli {
+namespace {
+constexpr uint64_t kHandshakeTimeoutMs = 2000;
+
+uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
+
+size_t PayloadLines(const Command& command) { return command.payload.size(); }
+}  // namespace
+
+struct MasterClient::Batch {
+  Batch(uv_loop_t* loop, std::vector<Command> cmds, BatchCallback cb)
+      : commands(std::move(cmds)), done(std::move(cb)), timer(loop) {}
+
+  std::vector<Command> commands;
+  std::vector<CommandResult> results;
+  BatchCallback done;
+  uv::Timer timer;              // the deadline, or a zero delay for an early failure
+  absl::Status early_failure;   // set when the batch fails before anything is sent
+  Connection* connection = nullptr;  // while in flight
+};
+
+struct MasterClient::Connection {
+  enum class State {
+    kConnecting,  // connect() in progress
+    kHandshake,   // sent `prompt`, waiting for the first prompt
+    kIdle,        // established, no batch
+    kBusy,        // a batch is in flight
+    kClosing,     // closed by hawk or the peer; waiting for the handle's close callback
+  };
+
+  explicit Connection(uv_loop_t* loop, base::Address::Kind kind)
+      : stream(std::make_unique<uv::Stream>(loop, kind)), timer(loop) {}
+
+  std::unique_ptr<uv::Stream> stream;
+  PromptFramer framer;
+  State state = State::kConnecting;
+  std::unique_ptr<Batch> batch;
+  size_t next_result = 0;
+  uv::Timer timer;  // handshake deadline, then the idle timer of an extra connection
+
+  bool established() const { return state == State::kIdle || state == State::kBusy; }
+};
+
+MasterClient::MasterClient(uv_loop_t* loop, MasterClientOptions options)
+    : loop_(loop),
+      options_(std::move(options)),
+      reconnect_timer_(loop),
+      retry_delay_(options_.fast_retry_interval) {}
+
+MasterClient::~MasterClient() = default;
+
+uint64_t MasterClient::NowMs() const { return uv_now(loop_); }
+
+MasterClientStats MasterClient::stats() const {
+  MasterClientStats s = stats_;
+  s.open_connections = static_cast<int>(connections_.size());
+  return s;
+}
+
+void MasterClient::Start() {
+  if (started_) return;
+  started_ = true;
+  Dispatch();
+}
+
+void MasterClient::Submit(std::vector<Command> commands, BatchCallback done,
+                          absl::Duration timeout) {
+  auto batch = std::make_unique<Batch>(loop_, std::move(commands), std::move(done));
+  batch->results.assign(batch->commands.size(), absl::UnknownError("no reply yet"));
+  for (size_t i = 0; i < batch->commands.size() && batch->early_failure.ok(); ++i) {
+    absl::Status valid = ValidateCommand(batch->commands[i]);
+    if (!valid.ok()) {
+      batch->early_failure = absl::InvalidArgumentError(
+          absl::StrCat("batch rejected before sending: command ", i + 1, ": ", valid.message()));
+    }
+  }
+  if (batch->early_failure.ok() && batch->commands.empty()) {
+    batch->early_failure = absl::InvalidArgumentError("empty batch");
+  }
+  if (batch->early_failure.ok() && queue_.size() >= options_.max_queued_batches) {
+    batch->early_failure = absl::ResourceExhaustedError(
+        absl::StrCat("master CLI queue is full (", queue_.size(), " batches waiting)"));
+  }
+  Batch* raw = batch.get();
+  if (!batch->early_failure.ok()) {
+    // Deliver from the loop, never from inside Submit().
+    raw->timer.Start(0, 0, [this, raw] { OnBatchTimeout(raw); });
+    queue_.push_back(std::move(batch));
+    return;
+  }
+  ++stats_.batches;
+  stats_.commands += raw->commands.size();
+  if (timeout <= absl::ZeroDuration()) timeout = options_.default_batch_timeout;
+  raw->timer.Start(ToMs(timeout), 0, [this, raw] { OnBatchTimeout(raw); });
+  queue_.push_back(std::move(batch));
+  Dispatch();
+}
+
+void MasterClient::Dispatch() {
+  if (!started_) return;
+  for (auto it = queue_.begin(); it != queue_.end();) {
+    if (!(*it)->early_failure.ok()) {  // waits for its zero-delay timer
+      ++it;
+      continue;
+    }
+    auto idle = std::find_if(connections_.begin(), connections_.end(),
+                             [](const auto& c) { return c->state == Connection::State::kIdle; });
+    if (idle == connections_.end()) break;
+    std::unique_ptr<Batch> batch = std::move(*it);
+    it = queue_.erase(it);
+    SendBatch(idle->get(), std::move(batch));
+  }
+  bool waiting = std::any_of(queue_.begin(), queue_.end(),
+                             [](const auto& b) { return b->early_failure.ok(); });
+  bool opening = std::any_of(connections_.begin(), connections_.end(), [](const auto& c) {
+    return c->state == Connection::State::kConnecting ||
+           c->state == Connection::State::kHandshake;
+  });
+  int count = static_cast<int>(connections_.size());
+  // Keep one connection open at all times (a reload closes it: that is how hawk notices), and
+  // open a second only while work is waiting.
+  bool want = count == 0 || (waiting && !opening && count < options_.max_connections);
+  if (want && !reconnect_timer_.active()) OpenConnection();
+}
+
+void MasterClient::OpenConnection() {
+  if (static_cast<int>(connections_.size()) >= options_.max_connections) return;
+  auto conn = std::make_unique<Connection>(loop_, options_.address.kind);
+  Connection* raw = conn.get();
+  connections_.push_back(std::move(conn));
+  stats_.max_open_connections =
+      std::max(stats_.max_open_connections, static_cast<int>(connections_.size()));
+  ++stats_.connects;
+  absl::Status status = raw->stream->Connect(
+      options_.address, [this, raw](absl::Status result) { OnConnected(raw, std::move(result)); });
+  if (!status.ok()) {
+    last_error_ = status;
+    DropConnection(raw, /*closed_by_peer=*/false);
+    ScheduleReconnect();
+  }
+}
+
+void MasterClient::OnConnected(Connection* conn, absl::Status status) {
+  if (!status.ok()) {
+    ++stats_.connect_failures;
+    last_error_ = absl::UnavailableError(absl::StrCat("master CLI ", status.message()));
+    DropConnection(conn, /*closed_by_peer=*/false);
+    ScheduleReconnect();
+    return;
+  }
+  conn->state = Connection::State::kHandshake;
+  absl::Status read = conn->stream->StartReading(
+      [this, conn](absl::string_view bytes) { OnData(conn, bytes); },
+      [this, conn](absl::Status end) { OnEnd(conn, std::move(end)); });
+  conn->framer.Expect(0);
+  absl::Status write = read.ok() ? conn->stream->Write("prompt\n") : read;
+  if (!write.ok()) {
+    last_error_ = write;
+    DropConnection(conn, false);
+    ScheduleReconnect();
+    return;
+  }
+  conn->timer.Start(kHandshakeTimeoutMs, 0, [this, conn] {
+    // The master accepts an 11th connection but never serves it (reference §2).
+    last_error_ = absl::UnavailableError(
+        "master CLI accepted the connection but did not answer within 2 s (all 10 master "
+        "CLI slots busy?)");
+    DropConnection(conn, false);
+    ScheduleReconnect();
+  });
+}
+
+void MasterClient::SendBatch(Connection* conn, std::unique_ptr<Batch> batch) {
+  std::string bytes;
+  for (const Command& command : batch->commands) {
+    absl::StrAppend(&bytes, Serialize(command));
+    conn->framer.Expect(PayloadLines(command));
+  }
+  conn->state = Connection::State::kBusy;
+  conn->next_result = 0;
+  conn->timer.Stop();
+  batch->connection = conn;
+  conn->batch = std::move(batch);
+  absl::Status status = conn->stream->Write(std::move(bytes));
+  if (!status.ok()) {
+    std::unique_ptr<Batch> failed =
+        TakeBatch(conn, absl::UnavailableError(absl::StrCat("master CLI ", status.message())));
+    DropConnection(conn, false);
+    ScheduleReconnect();
+    FinishBatch(std::move(failed));
+  }
+}
+
+bool MasterClient::RecordReply(Connection* conn, std::string text) {
+  Batch& batch = *conn->batch;
+  size_t index = conn->next_result++;
+  const Command& command = batch.commands[index];
+  absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text);
+  if (!master_error.has_value()) {
+    batch.results[index] = std::move(text);
+    return false;
+  }
+  std::string message = absl::StrCat("`", command.line, "`: master replied \"",
+                                     absl::StripAsciiWhitespace(text), "\"");
+  switch (*master_error) {
+    case parse::ReplyCode::kTargetNotFound:
+      batch.results[index] = absl::NotFoundError(message);
+      break;
+    case parse::ReplyCode::kPermissionDenied:
+      batch.results[index] = absl::PermissionDeniedError(message);
+      break;
+    default:
+      batch.results[index] = absl::UnavailableError(message);
+  }
+  if (conn->next_result == batch.commands.size()) return false;
+  for (size_t i = conn->next_result; i < batch.commands.size(); ++i) {
+    batch.results[i] = absl::UnavailableError(
+        absl::StrCat("`", batch.commands[i].line,
+                     "`: no reply: the master discards the commands sent after a failed one (`",
+                     command.line, "`); it may not have run"));
+  }
+  conn->next_result = batch.commands.size();
+  return true;
+}
+
+void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
+  std::vector<FramedReply> replies;
+  absl::Status framing = conn->framer.Feed(bytes, &replies);
+  std::unique_ptr<Batch> finished;
+  bool poisoned = false;
+  for (FramedReply& reply : replies) {
+    if (conn->state == Connection::State::kHandshake) {
+      conn->timer.Stop();
+      conn->state = Connection::State::kIdle;
+      last_error_ = absl::OkStatus();
+      retry_delay_ = options_.fast_retry_interval;
+      bool was_reachable = reachable_;
+      reachable_ = true;
+      if (!was_reachable && on_reachable_) on_reachable_();
+      continue;
+    }
+    if (conn->state != Connection::State::kBusy || !conn->batch) continue;
+    poisoned = RecordReply(conn, std::move(reply.text));
+    if (conn->next_result == conn->batch->commands.size()) {
+      finished = std::move(conn->batch);
+      finished->connection = nullptr;
+      conn->state = Connection::State::kIdle;
+      break;
+    }
+  }
+  if (!framing.ok() || poisoned) {
+    // A poisoned connection may still send replies for commands the master had not discarded:
+    // close it so that nothing it sends is read as a later command's reply.
+    if (!framing.ok()) {
+      base::LogWarn("master CLI: closing a connection after a framing error: ", framing.message());
+    }
+    if (conn->batch) finished = TakeBatch(conn, absl::UnavailableError(framing.message()));
+    DropConnection(conn, false);
+  } else if (finished) {
+    ArmIdleTimer(conn);
+  }
+  if (finished) FinishBatch(std::move(finished));
+  Dispatch();
+}
+
+void MasterClient::OnEnd(Connection* conn, absl::Status status) {
+  // The master closed the connection: a reload, a restart, or 2.6 after a master error.
+  absl::optional<FramedReply> last = conn->framer.FinishAtEof();
+  if (last && conn->batch && conn->next_result < conn->batch->commands.size()) {
+    bool complete = conn->batch->commands[conn->next_result].closes_connection ||
+                    parse::ClassifyMasterError(last->text).has_value();
+    if (complete) RecordReply(conn, std::move(last->text));
+  }
+  bool was_established = conn->established();
+  std::string why = status.ok() ? "the master closed the connection"
+                                : absl::StrCat("the connection failed: ", status.message());
+  std::unique_ptr<Batch> finished = TakeBatch(
+      conn, absl::UnavailableError(
+                absl::StrCat("no reply: ", why, " (a reload?); it may or may not have run")));
+  last_error_ = absl::UnavailableError(absl::StrCat("master CLI: ", why));
+  DropConnection(conn, /*closed_by_peer=*/was_established);
+  FinishBatch(std::move(finished));
+}
+
+std::unique_ptr<MasterClient::Batch> MasterClient::TakeBatch(Connection* conn,
+                                                            const absl::Status& missing) {
+  std::unique_ptr<Batch> batch = std::move(conn->batch);
+  if (!batch) return nullptr;
+  for (size_t i = conn->next_result; i < batch->commands.size(); ++i) {
+    batch->results[i] = absl::Status(missing.code(), absl::StrCat("`", batch->commands[i].line,
+                                                                  "`: ", missing.message()));
+  }
+  conn->next_result = batch->commands.size();
+  batch->connection = nullptr;
+  return batch;
+}
+
+void MasterClient::FinishBatch(std::unique_ptr<Batch> batch) {
+  if (!batch) return;
+  batch->timer.Stop();
+  BatchCallback done = std::move(batch->done);
+  std::vector<CommandResult> results = std::move(batch->results);
+  batch.reset();
+  if (done) done(std::move(results));
+}
+
+void MasterClient::OnBatchTimeout(Batch* batch) {
+  if (!batch->early_failure.ok()) {
+    auto it = std::find_if(queue_.begin(), queue_.end(),
+                           [batch](const auto& b) { return b.get() == batch; });
+    if (it == queue_.end()) return;
+    std::unique_ptr<Batch> owned = std::move(*it);
+    queue_.erase(it);
+    owned->results.assign(owned->commands.size(), owned->early_failure);
+    FinishBatch(std::move(owned));
+    return;
+  }
+  if (Connection* conn = batch->connection) {
+    std::unique_ptr<Batch> owned = TakeBatch(
+        conn, absl::DeadlineExceededError("no reply before the batch deadline (a stuck worker?)"));
+    DropConnection(conn, false);  // late replies must never be taken for the next batch's
+    FinishBatch(std::move(owned));
+    Dispatch();
+    return;
+  }
+  auto it = std::find_if(queue_.begin(), queue_.end(),
+                         [batch](const auto& b) { return b.get() == batch; });
+  if (it == queue_.end()) return;
+  std::unique_ptr<Batch> owned = std::move(*it);
+  queue_.erase(it);
+  absl::Status why = absl::DeadlineExceededError(
+      absl::StrCat("master CLI unreachable until the batch deadline: ", last_error_.message()));
+  owned->results.assign(owned->commands.size(), why);
+  for (size_t i = 0; i < owned->commands.size(); ++i) {
+    owned->results[i] = absl::DeadlineExceededError(absl::StrCat(
+        "`", owned->commands[i].line, "`: ", why.message()));
+  }
+  FinishBatch(std::move(owned));
+}
+
+void MasterClient::ArmIdleTimer(Connection* conn) {
+  int established = static_cast<int>(std::count_if(
+      connections_.begin(), connections_.end(), [](const auto& c) { return c->established(); }));
+  if (established <= 1) return;
+  conn->timer.Start(ToMs(options_.extra_connection_idle), 0, [this, conn] {
+    int live = static_cast<int>(std::count_if(connections_.begin(), connections_.end(),
+                                              [](const auto& c) { return c->established(); }));
+    if (conn->state == Connection::State::kIdle && live > 1) DropConnection(conn, false);
+  });
+}
+
+void MasterClient::DropConnection(Connection* conn, bool closed_by_peer) {
+  if (conn->state == Connection::State::kClosing) return;
+  conn->state = Connection::State::kClosing;
+  conn->timer.Stop();
+  conn->stream->Close([this, conn] {
+    auto it = std::find_if(connections_.begin(), connections_.end(),
+                           [conn](const auto& c) { return c.get() == conn; });
+    if (it != connections_.end()) connections_.erase(it);
+    Dispatch();
+  });
+  bool any_established = std::any_of(connections_.begin(), connections_.end(),
+                                     [](const auto& c) { return c->established(); });
+  if (!any_established) reachable_ = false;
+  if (closed_by_peer) {
+    ++stats_.connections_lost;
+    lost_at_ms_ = NowMs();
+    retry_delay_ = options_.fast_retry_interval;
+    ScheduleReconnect();
+    if (on_lost_) on_lost_();
+  }
+}
+
+void MasterClient::ScheduleReconnect() {
+  if (reconnect_timer_.active()) return;
+  uint64_t now = NowMs();
+  absl::Duration delay = retry_delay_;
+  if (now - lost_at_ms_ > ToMs(options_.fast_retry_window)) {
+    retry_delay_ = std::min(retry_delay_ * 2, options_.max_retry_interval);
+  }
+  reconnect_timer_.Start(ToMs(delay), 0, [this] {
+    reconnect_timer_.Stop();
+    Dispatch();
+  });
+}
+
+}  // namespace hawk::cli

@@ -1,0 +1,143 @@
+#pragma once
+
+// MasterClient: hawk's only path to HAProxy's master CLI. Asynchronous over libuv.
+//
+// Ownership and threading: owns its connections (uv::Stream) and timers; single loop thread.
+// Callbacks run on the loop; a callback may Submit() more work but must not destroy the client.
+// Destroying the client drops pending callbacks without calling them.
+//
+// Connections: persistent, in prompt mode (see framer.h), never more than
+// Options::max_connections (2 by default: the master serves 10 connections in total and leaked
+// slots have made it unreachable, haproxy#3351). One connection is kept open while the master is
+// reachable, so that a reload — which closes every master connection — is noticed at once
+// (OnConnectionLost). A batch's commands are pipelined on one connection; the master answers
+// them in order.
+//
+// Reply attribution: every command's reply ends with a prompt. A master-side error
+// (`Can't find the target PID…`, `Can't connect to the target CLI!`, `Permission denied!`) makes
+// 2.8+ discard the commands it had buffered behind it and 2.6 close the connection; either way
+// the commands sent after it get an error result (they may or may not have run) and the
+// connection is closed, so that nothing it still sends can be taken for a later reply.
+
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/base/address.h"
+#include "agent/cli/command.h"
+#include "agent/cli/framer.h"
+#include "agent/uv/stream.h"
+#include "agent/uv/timer.h"
+
+namespace hawk::cli {
+
+// One result per command, in order: the reply text (which may be a worker-level error such as
+// `Proxy is disabled.`: the caller classifies it), or a Status:
+//   NotFound           the master has no such worker (`Can't find the target PID…`)
+//   Unavailable        the master could not reach the worker, or the connection closed before
+//                      the reply (a reload): the command may or may not have run
+//   PermissionDenied   the master refused the level
+//   DeadlineExceeded   the batch timed out
+//   InvalidArgument    the batch was rejected before anything was sent
+using CommandResult = absl::StatusOr<std::string>;
+using BatchCallback = std::function<void(std::vector<CommandResult>)>;
+
+struct MasterClientOptions {
+  base::Address address;
+  int max_connections = 2;
+  absl::Duration default_batch_timeout = absl::Seconds(5);
+  // Reconnect pacing after a lost connection. The master refuses connections while it
+  // re-executes (reference §5); a short constant retry catches it the moment it is back, then
+  // the delay grows so an absent master costs little.
+  absl::Duration fast_retry_interval = absl::Milliseconds(5);
+  absl::Duration fast_retry_window = absl::Seconds(3);
+  absl::Duration max_retry_interval = absl::Milliseconds(250);
+  // Connections beyond the first are closed after this long without work.
+  absl::Duration extra_connection_idle = absl::Seconds(5);
+  size_t max_queued_batches = 4096;
+};
+
+struct MasterClientStats {
+  uint64_t batches = 0;
+  uint64_t commands = 0;
+  uint64_t connects = 0;
+  uint64_t connect_failures = 0;
+  uint64_t connections_lost = 0;  // closed by the master (reloads, restarts)
+  int open_connections = 0;
+  int max_open_connections = 0;
+};
+
+class MasterClient {
+ public:
+  MasterClient(uv_loop_t* loop, MasterClientOptions options);
+  ~MasterClient();
+  MasterClient(const MasterClient&) = delete;
+  MasterClient& operator=(const MasterClient&) = delete;
+
+  // Starts connecting. Until Start() nothing touches the socket.
+  void Start();
+  // Queues `commands` to run in order on one connection. `done` always runs exactly once (unless
+  // the client is destroyed first), never from inside Submit().
+  void Submit(std::vector<Command> commands, BatchCallback done,
+              absl::Duration timeout = absl::ZeroDuration());
+
+  // Runs after the master closed a connection that hawk did not close (a reload or a restart),
+  // and after each failed connect while the master was previously reachable.
+  void SetOnConnectionLost(std::function<void()> callback) { on_lost_ = std::move(callback); }
+  // Runs when a connection completes its handshake after the master was unreachable.
+  void SetOnReachable(std::function<void()> callback) { on_reachable_ = std::move(callback); }
+
+  // True while a connection is established (the master answered its handshake).
+  bool reachable() const { return reachable_; }
+  // Why the master is unreachable (OK while reachable).
+  const absl::Status& last_error() const { return last_error_; }
+  MasterClientStats stats() const;
+
+ private:
+  struct Batch;
+  struct Connection;
+
+  void Dispatch();
+  void OpenConnection();
+  void OnConnected(Connection* conn, absl::Status status);
+  void OnData(Connection* conn, absl::string_view bytes);
+  void OnEnd(Connection* conn, absl::Status status);
+  void SendBatch(Connection* conn, std::unique_ptr<Batch> batch);
+  // Stores the reply for the connection's next command. After a master error with commands
+  // still behind it, fails those and returns true: the connection must be closed.
+  bool RecordReply(Connection* conn, std::string text);
+  // Detaches the connection's batch; results not yet filled get `missing`. The caller finishes
+  // it (runs the user callback) after its own bookkeeping, so callbacks see a consistent client.
+  std::unique_ptr<Batch> TakeBatch(Connection* conn, const absl::Status& missing);
+  void DropConnection(Connection* conn, bool closed_by_peer);
+  void ScheduleReconnect();
+  void OnBatchTimeout(Batch* batch);
+  void ArmIdleTimer(Connection* conn);
+  void FinishBatch(std::unique_ptr<Batch> batch);
+  uint64_t NowMs() const;
+
+  uv_loop_t* loop_;
+  MasterClientOptions options_;
+  bool started_ = false;
+  bool reachable_ = false;
+  absl::Status last_error_ = absl::UnavailableError("master CLI: not connected yet");
+  std::vector<std::unique_ptr<Connection>> connections_;
+  std::deque<std::unique_ptr<Batch>> queue_;
+  uv::Timer reconnect_timer_;
+  uint64_t lost_at_ms_ = 0;  // when the master was last lost (for the retry pacing)
+  absl::Duration retry_delay_;
+  std::function<void()> on_lost_;
+  std::function<void()> on_reachable_;
+  MasterClientStats stats_;
+  uint64_t next_batch_id_ = 1;
+};
+
+}  // namespace hawk::cli

@@ -1,0 +1,100 @@
+#include "agent/cli/command.h"
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace hawk::cli {
+namespace {
+
+absl::Status CheckNoLineBreaks(absl::string_view text, absl::string_view what) {
+  for (char c : text) {
+    if (c == '\n' || c == '\r' || c == '\0') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " contains a ", c == '\0' ? "NUL" : "line break",
+          " byte, which would end the command early"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The last whitespace-separated word of `line` (escapes respected, like the master's tokenizer).
+absl::string_view LastWord(absl::string_view line) {
+  size_t end = line.size();
+  while (end > 0 && (line[end - 1] == ' ' || line[end - 1] == '\t')) --end;
+  size_t begin = end;
+  while (begin > 0 && line[begin - 1] != ' ' && line[begin - 1] != '\t') --begin;
+  return line.substr(begin, end - begin);
+}
+
+}  // namespace
+
+Command ForWorker(int pid, absl::string_view command) {
+  return Command{absl::StrCat("@!", pid, " ", command), {}, false};
+}
+
+Command ForWorkerWithPayload(int pid, absl::string_view command,
+                             std::vector<std::string> payload) {
+  return Command{absl::StrCat("@!", pid, " ", command), std::move(payload), false};
+}
+
+absl::Status ValidateCommand(const Command& command) {
+  const std::string& line = command.line;
+  if (line.empty()) return absl::InvalidArgumentError("empty command");
+  if (absl::Status s = CheckNoLineBreaks(line, "command"); !s.ok()) return s;
+  if (line.size() > kMaxLineBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("command is ", line.size(), " bytes; the master CLI accepts at most ",
+                     kMaxLineBytes, " per line"));
+  }
+  for (size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '\\') {
+      if (i + 1 == line.size()) {
+        return absl::InvalidArgumentError("command ends with a lone backslash");
+      }
+      ++i;  // the escaped byte is literal
+    } else if (line[i] == ';') {
+      return absl::InvalidArgumentError(
+          "command contains an unescaped ';', which the master treats as a second command");
+    }
+  }
+  if (absl::StartsWith(LastWord(line), "<<")) {
+    return absl::InvalidArgumentError(
+        "command ends with '<<': payloads are attached with Command::payload");
+  }
+  size_t total = line.size() + 4;  // " <<\n"
+  for (const std::string& payload_line : command.payload) {
+    if (payload_line.empty()) {
+      return absl::InvalidArgumentError("payload line is empty (an empty line ends the payload)");
+    }
+    if (absl::Status s = CheckNoLineBreaks(payload_line, "payload line"); !s.ok()) return s;
+    total += payload_line.size() + 1;
+  }
+  if (!command.payload.empty() && total + 1 > kMaxCommandWithPayloadBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("command with payload is ", total + 1, " bytes; keep it within ",
+                     kMaxCommandWithPayloadBytes, " (split it inside one transaction)"));
+  }
+  return absl::OkStatus();
+}
+
+std::string Serialize(const Command& command) {
+  if (command.payload.empty()) return absl::StrCat(command.line, "\n");
+  // 2.6 starts a payload only when the line ends exactly with "<<" (reference §4.5).
+  std::string out = absl::StrCat(command.line, " <<\n");
+  for (const std::string& payload_line : command.payload) absl::StrAppend(&out, payload_line, "\n");
+  out.push_back('\n');
+  return out;
+}
+
+absl::StatusOr<std::string> EscapeWord(absl::string_view word) {
+  if (absl::Status s = CheckNoLineBreaks(word, "value"); !s.ok()) return s;
+  std::string out;
+  out.reserve(word.size());
+  for (char c : word) {
+    if (c == '\\' || c == ' ' || c == '\t' || c == ';') out.push_back('\\');
+    out.push_back(c);
+  }
+  return out;
+}
+
+}  // namespace hawk::cli

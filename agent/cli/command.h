@@ -1,0 +1,54 @@
+#pragma once
+
+// Pure helpers for master-CLI command text. Every line hawk sends passes ValidateCommand(),
+// the last line of defence against a second command smuggled into one line: the master splits
+// commands on unescaped ';' and on LF, so one stray byte would shift every later reply onto the
+// wrong command.
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace hawk::cli {
+
+// The master replaces a line longer than ~15,360 bytes (tune.bufsize − maxrewrite) with `help`
+// (reference §4.2); 15,000 leaves room for the `@!<pid> ` prefix.
+inline constexpr size_t kMaxLineBytes = 15000;
+// 2.6 silently applies nothing past ~21 KB of payload and 3.4.0 runs the tail of a ~32 KB payload
+// as commands (reference §4.5): a command plus its payload stays within 12 KiB on every version.
+inline constexpr size_t kMaxCommandWithPayloadBytes = 12 * 1024;
+
+// One command for the master CLI. `line` has no trailing LF. A non-empty `payload` is sent after
+// `line <<`, one entry per line, ended by an empty line; payload lines are never unescaped by
+// HAProxy and must not be empty (an empty line ends the payload).
+struct Command {
+  std::string line;
+  std::vector<std::string> payload;
+  // The master closes the connection after this command (`reload`): EOF completes its reply.
+  bool closes_connection = false;
+
+  static Command Master(std::string text) { return Command{std::move(text), {}, false}; }
+};
+
+// `@!<pid> <command>`: the only prefix hawk uses. `@1` is relative and may name an initialising
+// worker during a reload (reference §2, §12.2).
+Command ForWorker(int pid, absl::string_view command);
+Command ForWorkerWithPayload(int pid, absl::string_view command, std::vector<std::string> payload);
+
+// Checks the framing invariants: no LF/CR/NUL, no unescaped ';', no trailing lone backslash, no
+// `<<` last word unless a payload is attached, sizes within the limits above, payload lines
+// non-empty and free of LF/CR/NUL.
+absl::Status ValidateCommand(const Command& command);
+
+// The bytes written to the socket for `command`, including the LF(s).
+std::string Serialize(const Command& command);
+
+// Escapes a word for the worker CLI's tokenizer: '\\', ' ', '\t' and ';' get a backslash. Fails on
+// bytes that cannot be escaped (LF, CR, NUL).
+absl::StatusOr<std::string> EscapeWord(absl::string_view word);
+
+}  // namespace hawk::cli

@@ -1,0 +1,29 @@
+#pragma once
+
+// Pure: turns `show proc` plus each worker's `show info` into the per-worker report.
+//
+// Role comes from the worker's own state, never from the `show proc` section: 3.4 lists the
+// still-serving worker under "# old workers" after a failed reload (reference §3.2), and a
+// worker's reload counter counts failed reloads too. `Stopping: 0` is CURRENT, `Stopping: 1` is
+// LEAVING (grace period included).
+
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "agent/model/workers.h"
+#include "agent/parse/show_info.h"
+#include "agent/parse/show_proc.h"
+
+namespace hawk::registry {
+
+// `infos` holds the `@!<pid> show info` outcome per listed pid (a missing pid was not asked).
+// `previous` is the last report, used for a worker whose `show info` failed transiently.
+std::vector<model::WorkerReport> ClassifyWorkers(
+    const parse::ShowProc& proc,
+    const absl::flat_hash_map<int, absl::StatusOr<parse::ShowInfo>>& infos,
+    const model::WorkersReport& previous);
+
+model::MasterReport MasterFromShowProc(const parse::ShowProc& proc);
+
+}  // namespace hawk::registry

@@ -1,0 +1,56 @@
+#include <string>
+
+#include "agent/base/address.h"
+#include "agent/base/json_writer.h"
+#include "gtest/gtest.h"
+
+namespace hawk::base {
+namespace {
+
+TEST(AddressTest, ParsesEveryForm) {
+  EXPECT_EQ(ParseAddress("/run/h.sock", "--x")->path, "/run/h.sock");
+  EXPECT_EQ(ParseAddress("unix:/run/h.sock", "--x")->path, "/run/h.sock");
+  absl::StatusOr<Address> tcp = ParseAddress("tcp:127.0.0.1:9000", "--x");
+  ASSERT_TRUE(tcp.ok());
+  EXPECT_EQ(tcp->kind, Address::Kind::kTcp);
+  EXPECT_EQ(tcp->host, "127.0.0.1");
+  EXPECT_EQ(tcp->port, 9000);
+  EXPECT_EQ(tcp->ToString(), "tcp:127.0.0.1:9000");
+  absl::StatusOr<Address> v6 = ParseAddress("tcp:[::1]:81", "--x");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->ToString(), "tcp:[::1]:81");
+}
+
+TEST(AddressTest, ErrorsNameTheFlagAndTheReason) {
+  for (const char* bad : {"tcp:127.0.0.1", "tcp:127.0.0.1:0", "tcp:127.0.0.1:70000",
+                          "tcp:localhost:80", "tcp:[::1:80", "unix:", ""}) {
+    absl::StatusOr<Address> a = ParseAddress(bad, "--listen");
+    ASSERT_FALSE(a.ok()) << bad;
+    EXPECT_NE(a.status().message().find("--listen"), absl::string_view::npos) << bad;
+  }
+  EXPECT_FALSE(ParseAddress("/" + std::string(200, 'a'), "--listen").ok());
+}
+
+TEST(JsonWriterTest, WritesNestedValuesWithCommas) {
+  JsonWriter w;
+  w.BeginObject();
+  w.Key("a").Int(-1);
+  w.Key("b").BeginArray().Uint(2).Bool(true).Null().String("x").EndArray();
+  w.Key("c").BeginObject().EndObject();
+  w.Key("d").Double(0.5);
+  w.EndObject();
+  EXPECT_EQ(w.str(), R"({"a":-1,"b":[2,true,null,"x"],"c":{},"d":0.5})");
+}
+
+TEST(JsonWriterTest, EscapesAndRepairsStrings) {
+  std::string out;
+  AppendJsonString(&out, std::string("q\"b\\n\n\t\x01\x7f", 9));
+  EXPECT_EQ(out, R"("q\"b\\n\n\t\u0001\u007f")");
+  out.clear();
+  AppendJsonString(&out, "caf\xC3\xA9 \xFF\xC3");  // é, then invalid bytes
+  EXPECT_EQ(out, "\"caf\xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\"");
+}
+
+}  // namespace
+}  // namespace hawk::base

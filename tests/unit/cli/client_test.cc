@@ -1,0 +1,314 @@
+// MasterClient on a real libuv loop against a scripted peer that speaks the master CLI's
+// prompt-mode byte format (as recorded from HAProxy 2.6/3.x). The client's behaviour against real
+// HAProxy is covered by tests/integration/master_client_test.cc; this test drives the failure
+// orderings that real HAProxy produces only by chance.
+
+#include "agent/cli/client.h"
+
+#include <unistd.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "agent/uv/listener.h"
+#include "agent/uv/loop.h"
+#include "agent/uv/timer.h"
+#include "gtest/gtest.h"
+
+namespace hawk::cli {
+namespace {
+
+// A fake master: answers each received line through `respond`, in order. A reply of "<close>"
+// closes the connection; "<silent>" never answers and, like the real master, reads no further
+// command on that connection.
+class ScriptedMaster {
+ public:
+  using Respond = std::function<std::string(const std::string& line)>;
+
+  ScriptedMaster(uv_loop_t* loop, std::string path, Respond respond)
+      : loop_(loop), path_(std::move(path)), respond_(std::move(respond)) {}
+
+  void Listen() {
+    auto listener = uv::Listener::Create(
+        loop_, base::Address{base::Address::Kind::kUnix, path_, "", 0},
+        [this](std::unique_ptr<uv::Stream> stream) { Accept(std::move(stream)); });
+    ASSERT_TRUE(listener.ok()) << listener.status();
+    listener_ = *std::move(listener);
+  }
+  void StopListening() { listener_.reset(); }
+  void CloseAll() {
+    for (auto& c : conns_) {
+      if (c && !c->stream->closing()) c->stream->Close();
+    }
+    open_ = 0;
+  }
+  int open() const { return open_; }
+  int max_open() const { return max_open_; }
+  int accepted() const { return accepted_; }
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  struct Conn {
+    std::unique_ptr<uv::Stream> stream;
+    std::string buffer;
+    bool stalled = false;  // like the real master: no next command before the current reply
+  };
+  void Accept(std::unique_ptr<uv::Stream> stream) {
+    ++accepted_;
+    max_open_ = std::max(max_open_, ++open_);
+    auto conn = std::make_unique<Conn>();
+    conn->stream = std::move(stream);
+    Conn* raw = conn.get();
+    conns_.push_back(std::move(conn));
+    (void)raw->stream->StartReading(
+        [this, raw](absl::string_view bytes) {
+          raw->buffer.append(bytes.data(), bytes.size());
+          size_t nl;
+          while (!raw->stalled && (nl = raw->buffer.find('\n')) != std::string::npos) {
+            std::string line = raw->buffer.substr(0, nl);
+            raw->buffer.erase(0, nl + 1);
+            lines_.push_back(line);
+            std::string reply = line == "prompt" ? "master> " : respond_(line);
+            if (reply == "<close>") {
+              --open_;
+              raw->stream->Close();
+              return;
+            }
+            if (reply == "<silent>") {
+              raw->stalled = true;
+            } else {
+              (void)raw->stream->Write(reply);
+            }
+          }
+        },
+        [this, raw](absl::Status) {
+          --open_;
+          raw->stream->Close();
+        });
+  }
+
+  uv_loop_t* loop_;
+  std::string path_;
+  Respond respond_;
+  std::unique_ptr<uv::Listener> listener_;
+  std::vector<std::unique_ptr<Conn>> conns_;
+  int open_ = 0;
+  int max_open_ = 0;
+  int accepted_ = 0;
+  std::vector<std::string> lines_;
+};
+
+class MasterClientTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/hawk-cli-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/master.sock";
+  }
+  void TearDown() override {
+    client_.reset();
+    master_.reset();
+    EXPECT_TRUE(loop_.RunDryAndClose().ok());
+    rmdir(dir_.c_str());
+  }
+
+  void StartMaster(ScriptedMaster::Respond respond) {
+    master_ = std::make_unique<ScriptedMaster>(loop_.get(), path_, std::move(respond));
+    master_->Listen();
+  }
+  MasterClient& Client(MasterClientOptions options = {}) {
+    options.address = base::Address{base::Address::Kind::kUnix, path_, "", 0};
+    client_ = std::make_unique<MasterClient>(loop_.get(), options);
+    client_->Start();
+    return *client_;
+  }
+  // Runs the loop until `done` or a 5 s safety deadline.
+  void RunUntil(const std::function<bool()>& done) {
+    uv::Timer guard(loop_.get());
+    bool expired = false;
+    guard.Start(5000, 0, [&] { expired = true; });
+    while (!done() && !expired) uv_run(loop_.get(), UV_RUN_ONCE);
+    guard.Stop();
+    ASSERT_FALSE(expired) << "condition not reached within 5 s";
+  }
+  std::vector<CommandResult> RunBatch(std::vector<Command> commands,
+                                      absl::Duration timeout = absl::ZeroDuration()) {
+    bool finished = false;
+    std::vector<CommandResult> out;
+    client_->Submit(
+        std::move(commands),
+        [&](std::vector<CommandResult> r) {
+          out = std::move(r);
+          finished = true;
+        },
+        timeout);
+    RunUntil([&] { return finished; });
+    return out;
+  }
+
+  uv::Loop loop_;
+  std::string dir_;
+  std::string path_;
+  std::unique_ptr<ScriptedMaster> master_;
+  std::unique_ptr<MasterClient> client_;
+};
+
+std::string Answer(const std::string& line) {
+  if (line == "show version") return "2.6.12-1+deb12u4\n\nmaster> ";
+  if (absl::StrContains(line, "get weight")) return "20 (initial 50)\n\nmaster> ";
+  if (absl::StrContains(line, "set weight")) return "\nmaster> ";
+  if (absl::StartsWith(line, "@!999")) {
+    return "Can't find the target PID matching the prefix '@!999'\nmaster> ";
+  }
+  return "Unknown command.\n\nmaster> ";
+}
+
+TEST_F(MasterClientTest, PipelinedBatchGetsRepliesInOrder) {
+  StartMaster(Answer);
+  Client();
+  std::vector<CommandResult> r =
+      RunBatch({ForWorker(1, "get weight be/s"), ForWorker(1, "set weight be/s 3"),
+                Command::Master("show version")});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_EQ(*r[0], "20 (initial 50)\n\n");
+  EXPECT_EQ(*r[1], "\n");
+  EXPECT_EQ(*r[2], "2.6.12-1+deb12u4\n\n");
+  EXPECT_TRUE(client_->reachable());
+}
+
+// 2.8+: the master keeps the connection after a master error but discards what it had buffered.
+TEST_F(MasterClientTest, MasterErrorFailsTheRestAndRetiresTheConnection) {
+  StartMaster([](const std::string& line) -> std::string {
+    if (absl::StartsWith(line, "@!999")) {
+      return "Can't find the target PID matching the prefix '@!999'\nmaster> ";
+    }
+    return Answer(line);
+  });
+  Client();
+  std::vector<CommandResult> r = RunBatch(
+      {ForWorker(1, "get weight be/s"), ForWorker(999, "show info"), ForWorker(1, "get weight be/s")});
+  ASSERT_EQ(r.size(), 3u);
+  EXPECT_TRUE(r[0].ok());
+  EXPECT_EQ(r[1].status().code(), absl::StatusCode::kNotFound);
+  EXPECT_TRUE(absl::StrContains(r[1].status().message(), "@!999"));
+  EXPECT_EQ(r[2].status().code(), absl::StatusCode::kUnavailable);
+  // The next batch runs on a fresh connection and is attributed correctly.
+  std::vector<CommandResult> next = RunBatch({Command::Master("show version")});
+  EXPECT_EQ(*next[0], "2.6.12-1+deb12u4\n\n");
+  EXPECT_GE(master_->accepted(), 2);
+}
+
+// 2.6: the master closes the connection after a master error.
+TEST_F(MasterClientTest, MasterErrorThenCloseOn26) {
+  StartMaster([](const std::string& line) -> std::string {
+    if (absl::StartsWith(line, "@!999")) return "<close>";
+    return Answer(line);
+  });
+  Client();
+  std::vector<CommandResult> r = RunBatch({ForWorker(999, "show info")});
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_FALSE(r[0].ok());
+  std::vector<CommandResult> next = RunBatch({Command::Master("show version")});
+  EXPECT_TRUE(next[0].ok());
+}
+
+TEST_F(MasterClientTest, DeadlineThenRecovery) {
+  bool stuck = true;
+  StartMaster([&](const std::string& line) -> std::string {
+    if (stuck && absl::StrContains(line, "show info")) return "<silent>";
+    return Answer(line);
+  });
+  Client();
+  std::vector<CommandResult> r =
+      RunBatch({ForWorker(1, "show info"), Command::Master("show version")}, absl::Milliseconds(100));
+  EXPECT_EQ(r[0].status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(r[1].status().code(), absl::StatusCode::kDeadlineExceeded);
+  stuck = false;
+  std::vector<CommandResult> next = RunBatch({Command::Master("show version")});
+  EXPECT_EQ(*next[0], "2.6.12-1+deb12u4\n\n");  // not the late reply of the stuck command
+}
+
+TEST_F(MasterClientTest, ReloadClosesTheConnectionAndTheClientComesBack) {
+  StartMaster(Answer);
+  MasterClient& client = Client();
+  int lost = 0;
+  client.SetOnConnectionLost([&] { ++lost; });
+  RunUntil([&] { return client.reachable(); });
+  master_->CloseAll();  // what a reload does to every master connection
+  RunUntil([&] { return lost == 1; });
+  RunUntil([&] { return client.reachable(); });
+  EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());
+}
+
+TEST_F(MasterClientTest, ReloadCommandCompletesAtEof) {
+  StartMaster([](const std::string& line) -> std::string {
+    if (line == "reload") return "<close>";  // 2.6: no reply, the connection closes
+    return Answer(line);
+  });
+  Client();
+  Command reload = Command::Master("reload");
+  reload.closes_connection = true;
+  std::vector<CommandResult> r = RunBatch({reload});
+  ASSERT_TRUE(r[0].ok()) << r[0].status();
+  EXPECT_EQ(*r[0], "");
+}
+
+TEST_F(MasterClientTest, NeverMoreThanTwoConnections) {
+  StartMaster([](const std::string& line) -> std::string { return Answer(line); });
+  MasterClientOptions options;
+  options.max_connections = 2;
+  Client(options);
+  int finished = 0;
+  for (int i = 0; i < 20; ++i) {
+    client_->Submit({ForWorker(1, "get weight be/s"), Command::Master("show version")},
+                    [&](std::vector<CommandResult> r) {
+                      EXPECT_TRUE(r[0].ok());
+                      ++finished;
+                    });
+  }
+  RunUntil([&] { return finished == 20; });
+  EXPECT_LE(master_->max_open(), 2);
+  EXPECT_LE(client_->stats().max_open_connections, 2);
+}
+
+TEST_F(MasterClientTest, UnreachableThenReachable) {
+  MasterClientOptions options;
+  options.max_retry_interval = absl::Milliseconds(20);
+  Client(options);
+  std::vector<CommandResult> r = RunBatch({Command::Master("show version")}, absl::Milliseconds(50));
+  EXPECT_EQ(r[0].status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_FALSE(client_->reachable());
+  StartMaster(Answer);
+  RunUntil([&] { return client_->reachable(); });
+  EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());
+}
+
+TEST_F(MasterClientTest, InvalidCommandIsRejectedBeforeSending) {
+  StartMaster(Answer);
+  Client();
+  bool in_submit = true;
+  bool called_in_submit = false;
+  bool finished = false;
+  std::vector<CommandResult> r;
+  client_->Submit({Command::Master("show version"), Command::Master("show info; reload")},
+                  [&](std::vector<CommandResult> results) {
+                    called_in_submit = in_submit;
+                    r = std::move(results);
+                    finished = true;
+                  });
+  in_submit = false;
+  RunUntil([&] { return finished; });
+  EXPECT_FALSE(called_in_submit);
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r[1].status().code(), absl::StatusCode::kInvalidArgument);
+  for (const std::string& line : master_->lines()) EXPECT_NE(line, "show version");
+}
+
+}  // namespace
+}  // namespace hawk::cli
