@@ -1,0 +1,56 @@
+#pragma once
+
+// Parsers of the map and ACL listings (reference §10):
+//
+//   show map / show acl (the list of pattern references):
+//     # id (file) description
+//     4 (/etc/haproxy/hosts.map) pattern loaded from file '/etc/haproxy/hosts.map' used by map at
+//       file '/etc/haproxy/h.cfg' line 13. curr_ver=0 next_ver=0 entry_cnt=2
+//     1 () acl 'src' file '/etc/haproxy/h.cfg' line 11. curr_ver=0 next_ver=0 entry_cnt=0
+//   show map [@<ver>] <map>:   0x557909023000 a.example.com be_app
+//   show acl [@<ver>] <acl>:   0x55d0c1f2a010 10.0.0.0/8
+//
+// HAProxy prints entries as "%p %s %s" (map) and "%p %s" (ACL), so a map key that contains a
+// space (possible with `\ ` escapes on the command line, §4.4) cannot be told from the value:
+// the parser takes the first word as the key and the rest of the line as the value.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace hawk::parse {
+
+// One pattern reference from `show map` or `show acl`.
+struct PatternRefInfo {
+  int id = 0;               // unique id: `#<id>` names it in commands
+  std::string file;         // the "(…)" part: the file path, "" for an inline ACL
+  std::string description;  // what HAProxy says about it, without the final '.'
+  int64_t curr_ver = -1;    // -1 when HAProxy does not print the version fields
+  int64_t next_ver = -1;
+  int64_t entry_cnt = -1;
+};
+
+struct MapEntry {
+  std::string ref;    // "0x557909023000": `#<ref>` names the entry in `set/del map`
+  std::string key;    // the first word
+  std::string value;  // the rest of the line, may be empty or hold spaces
+};
+
+struct AclEntry {
+  std::string ref;
+  std::string pattern;  // the rest of the line
+};
+
+// InvalidArgument when the `# id (file) description` header is missing or a row is malformed.
+absl::StatusOr<std::vector<PatternRefInfo>> ParseMapList(absl::string_view reply);
+absl::StatusOr<std::vector<PatternRefInfo>> ParseAclList(absl::string_view reply);
+
+// An empty reply is an empty map. InvalidArgument when a line does not start with a `0x…`
+// reference, which is also how "Unknown map identifier…" is reported.
+absl::StatusOr<std::vector<MapEntry>> ParseMapEntries(absl::string_view reply);
+absl::StatusOr<std::vector<AclEntry>> ParseAclEntries(absl::string_view reply);
+
+}  // namespace hawk::parse

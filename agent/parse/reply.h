@@ -1,0 +1,70 @@
+#pragma once
+
+// Classification of reply texts. HAProxy's CLI has no status codes (reference §4.2, §12.4): a
+// mutation succeeds silently (a lone "\n"), succeeds with a known message, or answers an error
+// text. Anything else from a mutating command is an error, never a success.
+//
+// 3.1+ master-level `set severity-output number|string` puts `[3]: ` / `[err]: ` in front of
+// error messages and `[4]: ` / `[warning]: ` in front of warnings; the prefix is stripped before
+// matching, so "[4]: port changed from …" is still a success and "[3]: No such server." is
+// kNoSuchServer.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
+
+namespace hawk::parse {
+
+enum class ReplyCode {
+  kEmptySuccess,      // empty, or only newlines: the usual silent success
+  kSuccess,           // a known success message: "IP changed from …", "port changed from …",
+                      // "no need to change …", "nothing changed", "New server registered.",
+                      // "Server deleted.", "Done.", "New version created: N"
+  kProxyDisabled,     // "Proxy is disabled.": server commands on a leaving worker (§6.1)
+  kNoSuchServer,      // "No such server."
+  kNoSuchBackend,     // "No such backend."
+  kUnknownMap,        // "Unknown map identifier. Please use #<id> or <file>."
+  kUnknownAcl,        // "Unknown ACL identifier. Please use #<id> or <file>."
+  kUnknownCommand,    // "Unknown command…" or a bare help listing ("The following commands are
+                      // valid at this level:"), which is also how the master answers a line
+                      // longer than ~15 KB (§4.2)
+  kTargetNotFound,    // master: "Can't find the target PID matching the prefix '…'"
+  kCantConnect,       // master: "Can't connect to the target CLI!"
+  kPermissionDenied,  // master "Permission denied!" or worker "Permission denied"
+  kOtherError,        // any other non-empty text
+};
+
+// "kNoSuchServer" → "no_such_server": for messages and metric labels.
+absl::string_view ReplyCodeName(ReplyCode code);
+
+// kEmptySuccess and kSuccess.
+bool IsSuccess(ReplyCode code);
+
+struct ClassifiedReply {
+  ReplyCode code = ReplyCode::kEmptySuccess;
+  std::string text;   // the reply with surrounding whitespace trimmed, severity prefix kept
+  int severity = -1;  // 0–7 from a `[N]: ` or `[name]: ` prefix, -1 without one
+
+  bool ok() const { return IsSuccess(code); }
+};
+
+// For `set server`, `set weight`, `enable/disable …`, map and ACL commands, `add/del server`,
+// `wait`. A success message must be the whole reply (one line); error texts match on their
+// first line. Never fails: unknown text is kOtherError.
+ClassifiedReply ClassifyMutationReply(absl::string_view reply);
+
+// The three errors the master produces itself (§4.2). They are never followed by a blank line,
+// and on 2.8+ the master throws away the commands buffered after them. Matches only when the
+// whole reply (trailing newlines aside) is one of them, so a worker reply cannot be mistaken for
+// one: kTargetNotFound, kCantConnect or kPermissionDenied, else nullopt.
+absl::optional<ReplyCode> ClassifyMasterError(absl::string_view reply);
+bool IsMasterError(absl::string_view reply);
+
+// `prepare map|acl` → "New version created: N" → N. InvalidArgument on anything else, with the
+// reply quoted.
+absl::StatusOr<int64_t> ParseNewVersion(absl::string_view reply);
+
+}  // namespace hawk::parse
