@@ -1,5 +1,6 @@
 #include "agent/uv/listener.h"
 
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -95,6 +96,15 @@ absl::Status Listener::Bind() {
                            reinterpret_cast<sockaddr_in6*>(&storage));
     if (rc == 0) rc = uv_tcp_bind(&handle_->tcp, reinterpret_cast<const sockaddr*>(&storage), 0);
     if (rc != 0) return UvError(rc, what);
+    if (address_.port == 0) {  // report the port the kernel picked (tests ask for port 0)
+      sockaddr_storage bound{};
+      int length = sizeof(bound);
+      rc = uv_tcp_getsockname(&handle_->tcp, reinterpret_cast<sockaddr*>(&bound), &length);
+      if (rc != 0) return UvError(rc, what);
+      address_.port = ntohs(bound.ss_family == AF_INET6
+                                ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
+                                : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+    }
   }
   rc = uv_listen(&handle_->stream, kBacklog, &Listener::OnConnection);
   if (rc != 0) return UvError(rc, what);

@@ -26,6 +26,7 @@ class Listener {
   Listener(const Listener&) = delete;
   Listener& operator=(const Listener&) = delete;
 
+  // The address as bound: a TCP port 0 is replaced by the port the kernel picked.
   const base::Address& address() const { return address_; }
 
  private:

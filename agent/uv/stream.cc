@@ -9,6 +9,7 @@ constexpr size_t kReadBufferBytes = 64 * 1024;
 struct WriteRequest {
   uv_write_t req;
   std::string bytes;
+  Stream::WriteCallback on_written;
 };
 }  // namespace
 
@@ -137,9 +138,9 @@ void Stream::End(absl::Status status) {
   callback(std::move(status));
 }
 
-absl::Status Stream::Write(std::string bytes) {
+absl::Status Stream::Write(std::string bytes, WriteCallback on_written) {
   if (closing()) return absl::FailedPreconditionError("write on a closing stream");
-  auto* request = new WriteRequest{uv_write_t{}, std::move(bytes)};
+  auto* request = new WriteRequest{uv_write_t{}, std::move(bytes), std::move(on_written)};
   uv_buf_t buf = uv_buf_init(request->bytes.data(), static_cast<unsigned>(request->bytes.size()));
   int rc = uv_write(&request->req, &handle_->stream, &buf, 1, &Stream::OnWrite);
   if (rc != 0) {
@@ -152,9 +153,14 @@ absl::Status Stream::Write(std::string bytes) {
 void Stream::OnWrite(uv_write_t* req, int status) {
   auto* request = reinterpret_cast<WriteRequest*>(req);
   auto* self = static_cast<Stream*>(req->handle->data);
+  WriteCallback on_written = std::move(request->on_written);
   delete request;
-  if (self == nullptr || status == 0 || status == UV_ECANCELED || self->closing()) return;
-  self->End(UvError(status, "write"));
+  if (self == nullptr || status == UV_ECANCELED || self->closing()) return;
+  if (on_written) {
+    on_written(status == 0 ? absl::OkStatus() : UvError(status, "write"));  // may Close() us
+    return;
+  }
+  if (status != 0) self->End(UvError(status, "write"));
 }
 
 void Stream::Shutdown() {

@@ -30,6 +30,9 @@ class Stream {
   // Called at most once: OK for an orderly EOF from the peer, an error for a failed read or
   // write. The stream stays open until Close().
   using EndCallback = std::function<void(absl::Status status)>;
+  // Called once libuv has written one Write()'s bytes (OK) or failed to (the error); never
+  // after Close() and never for a cancelled write.
+  using WriteCallback = std::function<void(absl::Status status)>;
 
   Stream(uv_loop_t* loop, base::Address::Kind kind);
   ~Stream();
@@ -41,8 +44,10 @@ class Stream {
   absl::Status Connect(const base::Address& address, std::function<void(absl::Status)> done);
   absl::Status StartReading(DataCallback on_data, EndCallback on_end);
   void StopReading();
-  // Queues the bytes; the stream owns them until libuv has written them.
-  absl::Status Write(std::string bytes);
+  // Queues the bytes; the stream owns them until libuv has written them. A failed write is
+  // reported to `on_written` when given (so that its owner can tell which write failed), else to
+  // the EndCallback. An error returned here means `on_written` will not run.
+  absl::Status Write(std::string bytes, WriteCallback on_written = nullptr);
   // Half-closes (SHUT_WR) once queued writes are done.
   void Shutdown();
   // Idempotent. Clears the data and end callbacks; `on_closed` runs from the loop once the

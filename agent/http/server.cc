@@ -1,0 +1,654 @@
+#include "agent/http/server.h"
+
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/types/optional.h"
+#include "agent/base/log.h"
+#include "agent/uv/stream.h"
+#include "agent/uv/timer.h"
+
+namespace hawk::http {
+
+struct Server::Shared {
+  ServerOptions options;
+  Handler handler;
+};
+
+namespace internal {
+namespace {
+
+// Parsed requests a connection holds before it stops reading: bounds what a pipelining client
+// makes us buffer while a handler is slow.
+constexpr size_t kMaxPendingRequests = 32;
+constexpr absl::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+
+uint64_t Milliseconds(absl::Duration duration) {
+  // Clamped so that deadline arithmetic cannot overflow (InfiniteDuration is ~forever anyway).
+  constexpr int64_t kMax = int64_t{1} << 40;  // ~35 years
+  return static_cast<uint64_t>(std::clamp<int64_t>(absl::ToInt64Milliseconds(duration), 0, kMax));
+}
+
+absl::string_view ErrorCodeName(ParseErrorKind kind) {
+  return kind == ParseErrorKind::kMalformed ? "INVALID_ARGUMENT" : "RESOURCE_EXHAUSTED";
+}
+
+}  // namespace
+
+// What the Responders of one request share: which connection and request they answer.
+// Destroyed when the last Responder copy is: an unanswered request is then answered with a 500.
+struct Exchange {
+  Exchange(std::weak_ptr<Connection> owner, uint64_t request_id)
+      : connection(std::move(owner)), id(request_id) {}
+  ~Exchange();
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+
+  std::weak_ptr<Connection> connection;
+  uint64_t id;
+  bool answered = false;  // the response is complete: every call is a no-op
+};
+
+// One accepted connection. Ownership: the Server's map holds it while it is open, its stream's
+// close callback while it closes; Responders hold it weakly. It never dies on its own callbacks'
+// stacks: Abort() closes the stream and the close callback drops the last owner. Stream and
+// timer callbacks capture `this`: both handles are members and call nothing once destroyed.
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(Server* server, uv_loop_t* loop, std::shared_ptr<const Server::Shared> shared,
+             std::unique_ptr<uv::Stream> stream, bool refused)
+      : server_(server),
+        loop_(loop),
+        shared_(std::move(shared)),
+        options_(shared_->options),
+        stream_(std::move(stream)),
+        timer_(loop),
+        parser_(options_.parser),
+        refused_(refused) {}
+
+  // Serves requests.
+  void Start() {
+    last_activity_ms_ = Now();
+    StartReading();
+    UpdateTimer();
+  }
+
+  // Answers 503 (over max_connections) and closes.
+  void Refuse() {
+    StartReading();
+    if (phase_ == Phase::kClosing) return;
+    SendFinal(JsonError(
+        503, "UNAVAILABLE",
+        absl::StrCat("too many connections (", options_.max_connections, "); retry later")));
+  }
+
+  // Closes now, dropping unsent bytes. Idempotent.
+  void Abort() {
+    if (phase_ == Phase::kClosing) return;
+    phase_ = Phase::kClosing;
+    timer_.Stop();
+    stream_->Close([self = shared_from_this()] { self->OnStreamClosed(); });
+  }
+
+  void Detach() { server_ = nullptr; }
+  bool refused() const { return refused_; }
+
+  void RunClosedCallbacks() {
+    if (closed_callbacks_ran_) return;
+    closed_callbacks_ran_ = true;
+    std::vector<std::function<void()>> callbacks = std::move(closed_callbacks_);
+    closed_callbacks_.clear();
+    for (auto& callback : callbacks) callback();
+  }
+
+  // Responder operations on request `id`.
+
+  void Send(uint64_t id, Response response) {
+    if (!Owes(id) || phase_ != Phase::kHandling) return;
+    if (!Write(Serialize(response, framing_))) return;
+    Complete();
+  }
+
+  bool Alive(uint64_t id) const {
+    return Owes(id) && (phase_ == Phase::kHandling || phase_ == Phase::kStreaming);
+  }
+
+  bool StartStream(uint64_t id, int status, absl::string_view content_type) {
+    if (!Owes(id) || phase_ != Phase::kHandling) return false;
+    phase_ = Phase::kStreaming;
+    if (framing_.http10) framing_.keep_alive = false;  // no chunked encoding: the close ends it
+    if (!Write(SerializeStreamHead(status, content_type, framing_))) return false;
+    return CheckStreamBuffer();
+  }
+
+  bool WriteChunk(uint64_t id, absl::string_view data) {
+    if (!Owes(id) || phase_ != Phase::kStreaming) return false;
+    if (framing_.head || data.empty()) return true;
+    if (!Write(framing_.http10 ? std::string(data) : EncodeChunk(data))) return false;
+    return CheckStreamBuffer();
+  }
+
+  void EndStream(uint64_t id) {
+    if (!Owes(id) || phase_ != Phase::kStreaming) return;
+    if (!framing_.http10 && !framing_.head && !Write(std::string(kLastChunk))) return;
+    Complete();
+  }
+
+  size_t BufferedBytes() const {
+    return phase_ == Phase::kClosing ? 0 : stream_->write_queue_bytes();
+  }
+
+  void AddClosedCallback(std::function<void()> callback) {
+    if (closed_callbacks_ran_) {
+      callback();
+      return;
+    }
+    closed_callbacks_.push_back(std::move(callback));
+  }
+
+  // Every Responder of request `id` is gone.
+  void Abandoned(uint64_t id) {
+    if (!Alive(id)) return;
+    abandoned_ = true;
+    UpdateTimer();  // answered from the timer, not from the destructor's caller
+  }
+
+ private:
+  enum class Phase {
+    kReading,    // no request in hand: waiting for one, or for the rest of one
+    kHandling,   // the handler owes the response to the current request
+    kStreaming,  // the current request's streamed response is open
+    kDraining,   // a response is queued past max_stream_buffer_bytes: the next request waits
+    kFinishing,  // the last response is queued: close once the client has it (or lingered)
+    kClosing,    // the stream is closing or closed; nothing more happens
+  };
+
+  uint64_t Now() const { return uv_now(loop_); }
+
+  // True while request `id` is the current one and the connection is open.
+  bool Owes(uint64_t id) const { return phase_ != Phase::kClosing && id == current_id_; }
+
+  void StartReading() {
+    if (phase_ == Phase::kClosing) return;
+    reading_ = true;
+    absl::Status status =
+        stream_->StartReading([this](absl::string_view bytes) { OnData(bytes); },
+                              [this](absl::Status end) { OnEnd(std::move(end)); });
+    if (!status.ok()) {
+      base::LogDebug("http: ", status.message());
+      Abort();
+    }
+  }
+
+  // Queues bytes; false (and the connection aborted) if the stream refused them.
+  bool Write(std::string bytes) {
+    if (bytes.empty()) return true;
+    ++unflushed_writes_;
+    absl::Status status =
+        stream_->Write(std::move(bytes), [this](absl::Status done) { OnWritten(std::move(done)); });
+    if (!status.ok()) {
+      --unflushed_writes_;
+      base::LogDebug("http: ", status.message());
+      Abort();
+      return false;
+    }
+    return true;
+  }
+
+  bool CheckStreamBuffer() {
+    size_t unsent = stream_->write_queue_bytes();
+    if (unsent <= options_.max_stream_buffer_bytes) return true;
+    base::LogWarn("http: dropping a client that does not read its stream of ", current_.method, " ",
+                  current_.path, ": ", unsent, " bytes unsent, limit ",
+                  options_.max_stream_buffer_bytes);
+    Abort();
+    return false;
+  }
+
+  void OnData(absl::string_view bytes) {
+    if (phase_ == Phase::kClosing || phase_ == Phase::kFinishing || parse_failed_) return;
+    uint64_t now = Now();
+    last_activity_ms_ = now;
+    std::vector<Request> parsed;
+    absl::Status status = parser_.Feed(bytes, &parsed);
+    for (Request& request : parsed) pending_.push_back(std::move(request));
+    if (!status.ok()) {
+      base::LogDebug("http: ", status.message());
+      parse_failed_ = true;
+      error_response_ = JsonError(HttpStatusFor(parser_.error_kind()),
+                                  ErrorCodeName(parser_.error_kind()), status.message());
+    } else if (parser_.message_in_progress() && !parser_.headers_complete() &&
+               header_clock_message_ != parser_.messages_started()) {
+      header_clock_message_ = parser_.messages_started();
+      header_start_ms_ = now;
+    }
+    if (pending_.size() >= kMaxPendingRequests && reading_) {
+      stream_->StopReading();
+      reading_ = false;
+    }
+    Advance();
+  }
+
+  void OnEnd(absl::Status status) {
+    if (phase_ == Phase::kClosing) return;
+    reading_ = false;
+    if (!status.ok()) {
+      base::LogDebug("http: ", status.message());
+      Abort();
+      return;
+    }
+    peer_ended_ = true;
+    switch (phase_) {
+      case Phase::kReading:
+        Advance();
+        return;
+      case Phase::kHandling:
+      case Phase::kStreaming:
+        // HTTP clients do not half-close: one that closed its side has gone away, and the
+        // handler hears of it (OnClosed) instead of answering into the void later.
+        Abort();
+        return;
+      case Phase::kFinishing:
+        MaybeFinish();
+        return;
+      case Phase::kDraining:  // answered already; the client may still read it
+      case Phase::kClosing:
+        return;
+    }
+  }
+
+  void OnWritten(absl::Status status) {
+    --unflushed_writes_;
+    if (phase_ == Phase::kClosing) return;
+    if (!status.ok()) {
+      base::LogDebug("http: ", status.message());
+      Abort();
+      return;
+    }
+    if (phase_ == Phase::kDraining &&
+        stream_->write_queue_bytes() <= options_.max_stream_buffer_bytes) {
+      phase_ = Phase::kReading;
+      last_activity_ms_ = Now();
+      Advance();
+    } else if (phase_ == Phase::kFinishing) {
+      MaybeFinish();
+    }
+  }
+
+  // Moves on while no request is in hand: dispatches the next request, or sends the final
+  // error, or closes after a client that is done. The loop (not recursion) lets a handler that
+  // answers at once be followed by the next pipelined request.
+  void Advance() {
+    if (advancing_) return;
+    advancing_ = true;
+    while (phase_ == Phase::kReading) {
+      if (!pending_.empty()) {
+        Dispatch();
+      } else if (parse_failed_) {
+        SendFinal(std::move(error_response_));
+      } else if (peer_ended_) {
+        if (parser_.message_in_progress()) {
+          Abort();  // the client stopped in the middle of a request
+        } else {
+          StartFinishing();
+        }
+      } else {
+        break;
+      }
+    }
+    advancing_ = false;
+    defer_advance_ = false;  // whatever a synchronous answer deferred, the loop above did
+    if (phase_ == Phase::kReading) {
+      MaybeSendContinue();
+      if (!reading_ && !peer_ended_ && pending_.size() < kMaxPendingRequests) StartReading();
+    }
+    UpdateTimer();
+  }
+
+  void Dispatch() {
+    current_ = std::move(pending_.front());
+    pending_.pop_front();
+    current_id_ = ++last_id_;
+    framing_ = Framing();
+    framing_.keep_alive = current_.keep_alive;
+    framing_.http10 = current_.http_major == 1 && current_.http_minor == 0;
+    framing_.head = current_.method == "HEAD";
+    phase_ = Phase::kHandling;
+    abandoned_ = false;
+    auto exchange = std::make_shared<Exchange>(weak_from_this(), current_id_);
+    exchange_ = exchange;
+    // A copy: the handler may destroy the Server, and with it the Server's reference.
+    std::shared_ptr<const Server::Shared> shared = shared_;
+    shared->handler(current_, Responder(std::move(exchange)));
+  }
+
+  // The current request's response is all queued.
+  void Complete() {
+    closed_callbacks_.clear();
+    if (std::shared_ptr<Exchange> exchange = exchange_.lock()) exchange->answered = true;
+    exchange_.reset();
+    abandoned_ = false;
+    last_activity_ms_ = Now();
+    if (!framing_.keep_alive) {
+      StartFinishing();
+      return;
+    }
+    if (stream_->write_queue_bytes() > options_.max_stream_buffer_bytes) {
+      phase_ = Phase::kDraining;  // OnWritten() resumes
+    } else {
+      phase_ = Phase::kReading;
+      defer_advance_ = true;  // the next request is dispatched from the loop (or by Advance())
+    }
+    UpdateTimer();
+  }
+
+  void MaybeSendContinue() {
+    if (!pending_.empty() || parse_failed_ || !parser_.expects_continue() ||
+        continue_sent_message_ == parser_.messages_started()) {
+      return;
+    }
+    continue_sent_message_ = parser_.messages_started();
+    Write(std::string(kContinue));
+  }
+
+  // Sends a response after which the connection closes, whatever the request said.
+  void SendFinal(Response response) {
+    framing_ = Framing();
+    framing_.keep_alive = false;
+    if (!Write(Serialize(response, framing_))) return;
+    StartFinishing();
+  }
+
+  // Lingering close: shut the write side down once the queued bytes are out and keep reading
+  // (discarding) until the client closes, so that its unread bytes cannot make the kernel reset
+  // the connection and destroy the response in flight. linger_timeout bounds the wait.
+  void StartFinishing() {
+    phase_ = Phase::kFinishing;
+    finishing_since_ms_ = Now();
+    pending_.clear();
+    if (!peer_ended_) {
+      stream_->Shutdown();
+      if (!reading_) StartReading();
+    }
+    MaybeFinish();
+    UpdateTimer();
+  }
+
+  void MaybeFinish() {
+    if (phase_ == Phase::kFinishing && peer_ended_ && unflushed_writes_ == 0) Abort();
+  }
+
+  // Arms the one timer for whatever the connection waits on now.
+  void UpdateTimer() {
+    uint64_t now = Now();
+    absl::optional<uint64_t> deadline;
+    switch (phase_) {
+      case Phase::kReading:
+        if (defer_advance_ || !pending_.empty() || parse_failed_) {
+          deadline = now;
+        } else if (parser_.message_in_progress() && !parser_.headers_complete()) {
+          deadline = header_start_ms_ + Milliseconds(options_.header_timeout);
+        } else {  // between requests, or in a body: the client must keep sending
+          deadline = last_activity_ms_ + Milliseconds(options_.idle_timeout);
+        }
+        break;
+      case Phase::kHandling:
+      case Phase::kStreaming:
+        if (abandoned_) deadline = now;
+        break;
+      case Phase::kDraining:
+        deadline = last_activity_ms_ + Milliseconds(options_.idle_timeout);
+        break;
+      case Phase::kFinishing:
+        deadline = finishing_since_ms_ + Milliseconds(options_.linger_timeout);
+        break;
+      case Phase::kClosing:
+        break;
+    }
+    if (!deadline.has_value()) {
+      timer_.Stop();
+      return;
+    }
+    if (timer_.active() && armed_deadline_ == *deadline) return;
+    armed_deadline_ = *deadline;
+    timer_.Start(*deadline > now ? *deadline - now : 0, 0, [this] { OnTimer(); });
+  }
+
+  void OnTimer() {
+    uint64_t now = Now();
+    switch (phase_) {
+      case Phase::kReading: {
+        if (defer_advance_ || !pending_.empty() || parse_failed_) {
+          Advance();
+          return;
+        }
+        bool in_headers = parser_.message_in_progress() && !parser_.headers_complete();
+        uint64_t deadline = in_headers ? header_start_ms_ + Milliseconds(options_.header_timeout)
+                                       : last_activity_ms_ + Milliseconds(options_.idle_timeout);
+        if (now < deadline) {
+          UpdateTimer();
+          return;
+        }
+        if (!parser_.message_in_progress()) {
+          Abort();  // idle keep-alive connection
+          return;
+        }
+        base::LogDebug("http: request timed out ", in_headers ? "in its headers" : "in its body");
+        SendFinal(JsonError(408, "DEADLINE_EXCEEDED",
+                            in_headers
+                                ? absl::StrCat("request headers not complete within ",
+                                               absl::FormatDuration(options_.header_timeout))
+                                : absl::StrCat("no request body bytes for ",
+                                               absl::FormatDuration(options_.idle_timeout))));
+        return;
+      }
+      case Phase::kHandling:
+        if (!abandoned_) return;
+        base::LogError("http: the handler of ", current_.method, " ", current_.path,
+                       " dropped its Responder without answering");
+        Send(current_id_, JsonError(500, "INTERNAL", "the request was not answered"));
+        if (phase_ == Phase::kReading) Advance();
+        return;
+      case Phase::kStreaming:
+        if (!abandoned_) return;
+        EndStream(current_id_);
+        if (phase_ == Phase::kReading) Advance();
+        return;
+      case Phase::kDraining:
+        base::LogDebug("http: closing a connection whose client does not read its responses");
+        Abort();
+        return;
+      case Phase::kFinishing:
+        Abort();
+        return;
+      case Phase::kClosing:
+        return;
+    }
+  }
+
+  void OnStreamClosed() {
+    stream_.reset();  // allowed from the stream's own close callback (see uv/stream.h)
+    if (server_ != nullptr) {
+      Server* server = server_;
+      server_ = nullptr;
+      server->Forget(this);
+    }
+    RunClosedCallbacks();  // last: a callback may destroy the Server
+  }
+
+  Server* server_;  // null once the Server has let go of this connection
+  uv_loop_t* loop_;
+  std::shared_ptr<const Server::Shared> shared_;
+  const ServerOptions& options_;  // in *shared_
+  std::unique_ptr<uv::Stream> stream_;
+  uv::Timer timer_;
+  RequestParser parser_;
+  const bool refused_;
+  Phase phase_ = Phase::kReading;
+
+  // Input.
+  std::deque<Request> pending_;  // parsed, not yet handed to the handler
+  bool reading_ = false;         // the stream is reading (paused while pending_ is full)
+  bool peer_ended_ = false;      // the client closed its side (EOF)
+  bool parse_failed_ = false;    // error_response_ goes out after the pending requests
+  Response error_response_;
+  uint64_t header_clock_message_ = 0;   // the message whose header clock runs
+  uint64_t continue_sent_message_ = 0;  // the message that got its 100 Continue
+
+  // The request in hand (kHandling, kStreaming) or last handled.
+  Request current_;
+  uint64_t current_id_ = 0;
+  uint64_t last_id_ = 0;
+  Framing framing_;
+  std::weak_ptr<Exchange> exchange_;
+  std::vector<std::function<void()>> closed_callbacks_;
+  bool closed_callbacks_ran_ = false;
+  bool abandoned_ = false;  // every Responder of the current request is gone
+
+  // Output and time (uv_now() milliseconds).
+  size_t unflushed_writes_ = 0;  // writes whose callback has not run yet
+  uint64_t last_activity_ms_ = 0;
+  uint64_t header_start_ms_ = 0;
+  uint64_t finishing_since_ms_ = 0;
+  uint64_t armed_deadline_ = 0;
+  bool advancing_ = false;      // inside Advance(): it loops rather than recurses
+  bool defer_advance_ = false;  // a Responder call freed the connection: Advance() from the loop
+};
+
+Exchange::~Exchange() {
+  if (answered) return;
+  if (std::shared_ptr<Connection> owner = connection.lock()) owner->Abandoned(id);
+}
+
+}  // namespace internal
+
+namespace {
+
+// The connection that request `exchange` still awaits an answer on, or null.
+std::shared_ptr<internal::Connection> Owner(const std::shared_ptr<internal::Exchange>& exchange) {
+  if (exchange == nullptr || exchange->answered) return nullptr;
+  return exchange->connection.lock();
+}
+
+}  // namespace
+
+Responder::Responder(std::shared_ptr<internal::Exchange> exchange)
+    : exchange_(std::move(exchange)) {}
+
+void Responder::Send(Response response) {
+  if (auto owner = Owner(exchange_)) owner->Send(exchange_->id, std::move(response));
+}
+
+bool Responder::alive() const {
+  auto owner = Owner(exchange_);
+  return owner != nullptr && owner->Alive(exchange_->id);
+}
+
+bool Responder::StartStream(int status, absl::string_view content_type) {
+  auto owner = Owner(exchange_);
+  return owner != nullptr && owner->StartStream(exchange_->id, status, content_type);
+}
+
+bool Responder::WriteChunk(absl::string_view data) {
+  auto owner = Owner(exchange_);
+  return owner != nullptr && owner->WriteChunk(exchange_->id, data);
+}
+
+void Responder::EndStream() {
+  if (auto owner = Owner(exchange_)) owner->EndStream(exchange_->id);
+}
+
+size_t Responder::buffered_bytes() const {
+  auto owner = Owner(exchange_);
+  return owner != nullptr && owner->Alive(exchange_->id) ? owner->BufferedBytes() : 0;
+}
+
+void Responder::OnClosed(std::function<void()> callback) {
+  if (exchange_ == nullptr || exchange_->answered || !callback) return;
+  if (auto owner = exchange_->connection.lock()) {
+    owner->AddClosedCallback(std::move(callback));
+  } else {
+    callback();
+  }
+}
+
+Server::Server(uv_loop_t* loop, std::shared_ptr<const Shared> shared)
+    : loop_(loop), shared_(std::move(shared)) {}
+
+Server::~Server() { Close(); }
+
+absl::StatusOr<std::unique_ptr<Server>> Server::Create(uv_loop_t* loop,
+                                                       const base::Address& address,
+                                                       ServerOptions options, Handler handler) {
+  if (!handler) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("http server on ", address.ToString(), ": no handler"));
+  }
+  auto shared = std::make_shared<Shared>(Shared{std::move(options), std::move(handler)});
+  std::unique_ptr<Server> server(new Server(loop, std::move(shared)));
+  Server* raw = server.get();
+  absl::StatusOr<std::unique_ptr<uv::Listener>> listener = uv::Listener::Create(
+      loop, address,
+      [raw](std::unique_ptr<uv::Stream> stream) { raw->OnConnection(std::move(stream)); });
+  if (!listener.ok()) return listener.status();
+  server->listener_ = *std::move(listener);
+  server->address_ = server->listener_->address();
+  return server;
+}
+
+void Server::Close() {
+  if (closed_) return;
+  closed_ = true;
+  listener_.reset();
+  auto connections = std::move(connections_);
+  connections_.clear();
+  active_ = 0;
+  refusing_ = 0;
+  for (auto& [raw, connection] : connections) {
+    connection->Detach();
+    connection->Abort();
+  }
+  for (auto& [raw, connection] : connections) connection->RunClosedCallbacks();
+}
+
+void Server::OnConnection(std::unique_ptr<uv::Stream> stream) {
+  if (closed_) return;  // the stream closes itself on destruction
+  const ServerOptions& options = shared_->options;
+  bool refuse = active_ >= options.max_connections;
+  auto connection =
+      std::make_shared<internal::Connection>(this, loop_, shared_, std::move(stream), refuse);
+  connections_.emplace(connection.get(), connection);
+  if (!refuse) {
+    ++active_;
+    connection->Start();
+    return;
+  }
+  if (refusing_ == 0) {
+    base::LogWarn("http: ", address_.ToString(), ": ", options.max_connections,
+                  " connections open; refusing new ones with 503");
+  }
+  ++refusing_;
+  // Refusals linger too (see StartFinishing); a flood of them is cut short instead.
+  if (refusing_ > std::max<size_t>(options.max_connections, 16)) {
+    connection->Abort();
+  } else {
+    connection->Refuse();
+  }
+}
+
+void Server::Forget(internal::Connection* connection) {
+  auto it = connections_.find(connection);
+  if (it == connections_.end()) return;
+  if (connection->refused()) {
+    --refusing_;
+  } else {
+    --active_;
+  }
+  connections_.erase(it);
+}
+
+}  // namespace hawk::http

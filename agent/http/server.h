@@ -1,0 +1,142 @@
+#pragma once
+
+// An HTTP/1.1 server on one unix or TCP listener (agent/uv), for hawk's API.
+//
+// Ownership and threading: the Server owns its Listener and its connections; everything runs on
+// the loop thread. A connection's state is shared with the Responders of its requests through
+// weak pointers, so a Responder may outlive its connection (and the Server): it then does
+// nothing. Destroying the Server (or Close()) closes the listener and every connection at once;
+// the loop then runs dry.
+//
+// Per connection, requests are answered strictly in order: request N+1 (pipelined or not) is
+// not handed to the handler before N's response is complete. Keep-alive follows the request
+// (HTTP/1.1 unless `Connection: close`; HTTP/1.0 only with `Connection: keep-alive`). A client
+// that closes its side (EOF) while its request is being answered is taken as gone, as Node's
+// HTTP server does: the connection closes and the Responder's OnClosed callbacks run.
+//
+// Protection, each closing the connection: malformed requests get 400, limits 414/431/413
+// (ParserOptions), a request whose headers take longer than header_timeout 408, a connection
+// with no request for idle_timeout nothing. Above max_connections, new connections get 503. A
+// response the client does not read is buffered up to max_stream_buffer_bytes: past that a
+// stream is dropped, and the next request waits until the client has read the last response.
+// Nothing ever blocks the loop.
+
+#include <uv.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "agent/base/address.h"
+#include "agent/http/request_parser.h"
+#include "agent/http/response.h"
+#include "agent/uv/listener.h"
+
+namespace hawk::http {
+
+namespace internal {
+class Connection;
+struct Exchange;
+}  // namespace internal
+
+struct ServerOptions {
+  ParserOptions parser;
+  // From a request's first byte until its headers are complete.
+  absl::Duration header_timeout = absl::Seconds(10);
+  // Without a request on a keep-alive connection; also between the bytes of a request body and
+  // while a client does not read a response.
+  absl::Duration idle_timeout = absl::Seconds(60);
+  // After the last response of a closing connection: how long to wait for the client to close
+  // its side, so that unread request bytes do not turn the close into a reset that would destroy
+  // the response.
+  absl::Duration linger_timeout = absl::Seconds(2);
+  size_t max_connections = 256;
+  // Unsent bytes a connection may hold before a stream is dropped.
+  size_t max_stream_buffer_bytes = 1024 * 1024;
+};
+
+// Answers one request, now or later: a cheap handle to copy, move or store. Calls on a Responder
+// whose connection is gone (or whose request is already answered) do nothing. Responder calls
+// never call back into the handler or OnClosed callbacks synchronously.
+//
+// If every copy of a Responder is dropped without answering, the client gets a 500 (and an
+// unfinished stream is ended): a handler bug must not hang the connection.
+class Responder {
+ public:
+  Responder() = default;  // answers nothing; alive() is false
+
+  // Sends the whole response. For a HEAD request only the headers go out.
+  void Send(Response response);
+  // True while the connection is open and this request still awaits (the rest of) its answer.
+  bool alive() const;
+
+  // Streaming, for long-lived responses of unknown length (ndjson watch): the head now, then
+  // chunks as they come, then EndStream(). Returns false if the connection is gone or the
+  // request was already answered.
+  bool StartStream(int status, absl::string_view content_type);
+  // False once the connection is gone, including when this chunk took its unsent bytes past
+  // ServerOptions::max_stream_buffer_bytes: a reader that slow is dropped.
+  bool WriteChunk(absl::string_view data);
+  void EndStream();
+  // Bytes written but not yet taken by the client's socket; 0 once the connection is gone.
+  size_t buffered_bytes() const;
+
+  // `callback` runs once, from the loop, if the connection goes away before this request's
+  // response is complete (at once if it is already gone; from Server::Close() if that closes
+  // it). It never runs once the response is complete.
+  void OnClosed(std::function<void()> callback);
+
+ private:
+  friend class internal::Connection;
+  explicit Responder(std::shared_ptr<internal::Exchange> exchange);
+
+  std::shared_ptr<internal::Exchange> exchange_;
+};
+
+// `request` is valid during the call only: copy what an asynchronous answer needs.
+using Handler = std::function<void(const Request& request, Responder responder)>;
+
+class Server {
+ public:
+  static absl::StatusOr<std::unique_ptr<Server>> Create(uv_loop_t* loop,
+                                                        const base::Address& address,
+                                                        ServerOptions options, Handler handler);
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // Idempotent. Stops accepting, closes every connection without waiting for pending answers
+  // and runs their OnClosed callbacks before returning; after that the server never calls user
+  // code again. May be called from a handler.
+  void Close();
+
+  // The address as bound (a TCP port 0 is replaced by the port the kernel chose).
+  const base::Address& address() const { return address_; }
+  // Open connections, those being refused with a 503 included.
+  size_t connection_count() const { return connections_.size(); }
+
+ private:
+  friend class internal::Connection;
+  struct Shared;  // options and handler, shared with the connections
+
+  Server(uv_loop_t* loop, std::shared_ptr<const Shared> shared);
+  void OnConnection(std::unique_ptr<uv::Stream> stream);
+  // The connection's stream is closed: forget it.
+  void Forget(internal::Connection* connection);
+
+  uv_loop_t* loop_;
+  std::shared_ptr<const Shared> shared_;
+  std::unique_ptr<uv::Listener> listener_;
+  base::Address address_;
+  absl::flat_hash_map<internal::Connection*, std::shared_ptr<internal::Connection>> connections_;
+  size_t active_ = 0;    // connections being served
+  size_t refusing_ = 0;  // connections being refused (503)
+  bool closed_ = false;
+};
+
+}  // namespace hawk::http
