@@ -1,0 +1,42 @@
+#include "agent/api/handlers.h"
+
+#include <string>
+
+#include "agent/base/json_writer.h"
+#include "agent/http/response.h"
+#include "agent/model/workers_json.h"
+
+namespace hawk::api {
+namespace {
+
+http::Response Json(int status, std::string body) {
+  http::Response response;
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = std::move(body);
+  return response;
+}
+
+}  // namespace
+
+void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry) {
+  router->Add("GET", "/healthz", [](const http::Request&, http::Responder responder) {
+    responder.Send(Json(200, R"({"status":"ok"})"));
+  });
+  router->Add("GET", "/readyz", [registry](const http::Request&, http::Responder responder) {
+    std::string reason;
+    if (registry->Ready(&reason)) {
+      responder.Send(Json(200, R"({"ready":true})"));
+      return;
+    }
+    responder.Send(http::JsonError(503, "UNAVAILABLE", reason));
+  });
+}
+
+void RegisterWorkerRoutes(Router* router, const registry::WorkerRegistry* registry) {
+  router->Add("GET", "/v1/workers", [registry](const http::Request&, http::Responder responder) {
+    responder.Send(Json(200, model::WorkersReportToJson(registry->Snapshot())));
+  });
+}
+
+}  // namespace hawk::api

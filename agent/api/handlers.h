@@ -1,0 +1,18 @@
+#pragma once
+
+// The endpoints. Each Register* function adds its routes; the app decides which listener gets
+// which (the probe listener serves only health and readiness).
+
+#include "agent/api/router.h"
+#include "agent/registry/registry.h"
+
+namespace hawk::api {
+
+// GET /healthz: 200 while the loop runs. GET /readyz: 200 only while the master CLI answers
+// and a CURRENT worker is known, else 503 with the reason.
+void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry);
+
+// GET /v1/workers: the per-worker report.
+void RegisterWorkerRoutes(Router* router, const registry::WorkerRegistry* registry);
+
+}  // namespace hawk::api

@@ -1,0 +1,49 @@
+#pragma once
+
+// The composition root: owns the master-CLI client, the worker registry and the HTTP servers,
+// and wires them together. Everything runs on the one loop the caller owns.
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "agent/api/router.h"
+#include "agent/base/address.h"
+#include "agent/cli/client.h"
+#include "agent/http/server.h"
+#include "agent/registry/registry.h"
+#include "agent/uv/loop.h"
+
+namespace hawk::app {
+
+struct Config {
+  base::Address master_socket;
+  std::vector<base::Address> listen;        // the full API
+  std::vector<base::Address> probe_listen;  // /healthz and /readyz only
+  absl::Duration poll_interval = absl::Seconds(1);
+  int max_master_connections = 2;
+};
+
+class App {
+ public:
+  static absl::StatusOr<std::unique_ptr<App>> Create(uv::Loop* loop, Config config);
+  ~App();
+
+  // Closes every listener and connection; the loop then runs dry. Idempotent.
+  void Stop();
+
+ private:
+  App(uv::Loop* loop, Config config);
+  absl::Status Init();
+
+  uv::Loop* loop_;
+  Config config_;
+  std::unique_ptr<cli::MasterClient> client_;
+  std::unique_ptr<registry::WorkerRegistry> registry_;
+  api::Router api_router_;
+  api::Router probe_router_;
+  std::vector<std::unique_ptr<http::Server>> servers_;
+};
+
+}  // namespace hawk::app

@@ -1,0 +1,187 @@
+// hawk: keeps every HAProxy worker — the current one and the leaving ones — in the runtime
+// state a controller asked for, through HAProxy's master CLI. This file is the only place that
+// defines flags; it turns them into app::Config and runs the loop.
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/internal/program_name.h"
+#include "absl/flags/internal/usage.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/app/app.h"
+#include "agent/base/log.h"
+#include "agent/uv/loop.h"
+#include "agent/uv/signal.h"
+
+ABSL_FLAG(std::string, master_socket, "",
+          "HAProxy's master CLI socket (haproxy -W -S <path>): a path, unix:PATH or tcp:HOST:PORT");
+ABSL_FLAG(std::vector<std::string>, listen, {},
+          "Where to serve hawk's API: unix:PATH (created with mode 0600) or tcp:127.0.0.1:PORT. "
+          "Repeatable");
+ABSL_FLAG(std::vector<std::string>, probe_listen, {},
+          "Where to serve only /healthz and /readyz for probes, e.g. tcp:0.0.0.0:8081. Repeatable");
+ABSL_FLAG(absl::Duration, poll_interval, absl::Seconds(1),
+          "How often to re-read the worker list (reloads are noticed at once anyway)");
+ABSL_FLAG(std::string, log_level, "info", "debug, info, warn or error");
+
+namespace {
+
+// Two rewrites before abseil parses the command line:
+//  - hawk's flags are spelled with dashes (--master-socket); abseil names them with underscores,
+//    so dashes in flag names become underscores (values are left alone);
+//  - abseil replaces a flag's value on every occurrence, but --listen and --probe-listen are
+//    repeatable: their occurrences are merged into one comma-separated value.
+std::vector<std::string> NormalizeArgs(int argc, char** argv) {
+  const std::vector<std::string> repeatable = {"listen", "probe_listen"};
+  std::vector<std::string> out;
+  std::vector<std::vector<std::string>> values(repeatable.size());
+  std::vector<size_t> slot(repeatable.size(), std::string::npos);
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i == 0 || !absl::StartsWith(arg, "--") || arg == "--") {
+      out.push_back(arg);
+      continue;
+    }
+    size_t eq = arg.find('=');
+    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::replace(name.begin(), name.end(), '-', '_');
+    auto it = std::find(repeatable.begin(), repeatable.end(), name);
+    if (it == repeatable.end()) {
+      out.push_back(absl::StrCat("--", name, eq == std::string::npos ? "" : arg.substr(eq)));
+      continue;
+    }
+    size_t n = static_cast<size_t>(it - repeatable.begin());
+    if (eq != std::string::npos) {
+      values[n].push_back(arg.substr(eq + 1));
+    } else if (i + 1 < argc) {
+      values[n].push_back(argv[++i]);
+    }
+    if (slot[n] == std::string::npos) {
+      slot[n] = out.size();
+      out.emplace_back();
+    }
+  }
+  for (size_t n = 0; n < repeatable.size(); ++n) {
+    if (slot[n] != std::string::npos) {
+      out[slot[n]] = absl::StrCat("--", repeatable[n], "=", absl::StrJoin(values[n], ","));
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
+  hawk::app::Config config;
+  std::string master = absl::GetFlag(FLAGS_master_socket);
+  if (master.empty()) return absl::InvalidArgumentError("--master-socket is required");
+  absl::StatusOr<hawk::base::Address> master_address =
+      hawk::base::ParseAddress(master, "--master-socket");
+  if (!master_address.ok()) return master_address.status();
+  config.master_socket = *master_address;
+  for (const std::string& text : absl::GetFlag(FLAGS_listen)) {
+    absl::StatusOr<hawk::base::Address> address = hawk::base::ParseAddress(text, "--listen");
+    if (!address.ok()) return address.status();
+    config.listen.push_back(*address);
+  }
+  for (const std::string& text : absl::GetFlag(FLAGS_probe_listen)) {
+    absl::StatusOr<hawk::base::Address> address =
+        hawk::base::ParseAddress(text, "--probe-listen");
+    if (!address.ok()) return address.status();
+    config.probe_listen.push_back(*address);
+  }
+  if (config.listen.empty()) {
+    return absl::InvalidArgumentError("at least one --listen address is required");
+  }
+  config.poll_interval = absl::GetFlag(FLAGS_poll_interval);
+  if (config.poll_interval < absl::Milliseconds(10) || config.poll_interval > absl::Hours(1)) {
+    return absl::InvalidArgumentError("--poll-interval must be between 10ms and 1h");
+  }
+  std::string level = absl::GetFlag(FLAGS_log_level);
+  if (level == "debug") {
+    hawk::base::SetLogLevel(hawk::base::LogLevel::kDebug);
+  } else if (level == "info") {
+    hawk::base::SetLogLevel(hawk::base::LogLevel::kInfo);
+  } else if (level == "warn") {
+    hawk::base::SetLogLevel(hawk::base::LogLevel::kWarn);
+  } else if (level == "error") {
+    hawk::base::SetLogLevel(hawk::base::LogLevel::kError);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--log-level: \"", level, "\" is not one of debug, info, warn, error"));
+  }
+  return config;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "agent/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+  absl::SetProgramUsageMessage(
+      "keeps every HAProxy worker (current and leaving) in the desired runtime state.\n"
+      "Usage: hawk --master-socket /run/haproxy-master.sock --listen unix:/run/hawk.sock "
+      "[--probe-listen tcp:0.0.0.0:8081]\n"
+      "Flags may be spelled with dashes or underscores (--master-socket, --master_socket).");
+  std::vector<std::string> merged = NormalizeArgs(argc, argv);
+  // abseil exits with 1 after --help; asking for help is not an error.
+  if (std::find(merged.begin(), merged.end(), "--help") != merged.end()) {
+    absl::flags_internal::SetProgramInvocationName(argv[0]);
+    absl::flags_internal::FlagsHelp(std::cout, "agent/main.cc",
+                                    absl::flags_internal::HelpFormat::kHumanReadable,
+                                    absl::ProgramUsageMessage());
+    return 0;
+  }
+  std::vector<char*> merged_argv;
+  for (std::string& arg : merged) merged_argv.push_back(arg.data());
+  absl::ParseCommandLine(static_cast<int>(merged_argv.size()), merged_argv.data());
+
+  absl::StatusOr<hawk::app::Config> config = ConfigFromFlags();
+  if (!config.ok()) {
+    std::fprintf(stderr, "hawk: %s (see --help)\n", std::string(config.status().message()).c_str());
+    return 2;
+  }
+  std::signal(SIGPIPE, SIG_IGN);  // a client that goes away is an error return, not a signal
+
+  hawk::uv::Loop loop;
+  absl::StatusOr<std::unique_ptr<hawk::app::App>> app = hawk::app::App::Create(&loop, *config);
+  if (!app.ok()) {
+    std::fprintf(stderr, "hawk: %s\n", std::string(app.status().message()).c_str());
+    (void)loop.RunDryAndClose();
+    return 1;
+  }
+  std::unique_ptr<hawk::app::App> running = *std::move(app);
+  auto sigterm = std::make_unique<hawk::uv::Signal>(loop.get());
+  auto sigint = std::make_unique<hawk::uv::Signal>(loop.get());
+  auto shutdown = [&](int signum) {
+    hawk::base::LogInfo("signal ", signum, ": shutting down");
+    running.reset();
+    sigterm.reset();  // safe inside its own callback: uv::Signal runs a copy of the callback
+    sigint.reset();
+  };
+  sigterm->Start(SIGTERM, shutdown);
+  sigint->Start(SIGINT, shutdown);
+  loop.Run();
+  absl::Status closed = loop.RunDryAndClose();
+  if (!closed.ok()) {
+    hawk::base::LogError("shutdown: ", closed.message());
+    return 1;
+  }
+  hawk::base::LogInfo("stopped cleanly");
+  return 0;
+}

@@ -1,0 +1,128 @@
+// The API contract cannot drift: hawk's real responses, from a hawk watching a real HAProxy,
+// must parse into the messages of proto/hawk/v1/hawk.proto with protobuf's JSON parser, unknown
+// fields rejected.
+
+#include <google/protobuf/util/json_util.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "gtest/gtest.h"
+#include "proto/hawk/v1/hawk.pb.h"
+#include "tests/integration/hawk_harness.h"
+#include "tests/support/free_port.h"
+#include "tests/support/in_flight_request.h"
+#include "tests/support/wait_until.h"
+
+namespace hawk::testing {
+namespace {
+
+using std::chrono::seconds;
+
+template <typename Message>
+::testing::AssertionResult ParsesStrictly(const std::string& json, Message* message) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = false;
+  auto status = google::protobuf::util::JsonStringToMessage(json, message, options);
+  if (!status.ok()) {
+    return ::testing::AssertionFailure()
+           << message->GetTypeName() << " rejects " << json << ": " << status.ToString();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class ContractTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_ = std::make_unique<Backend>(dir_, "app");
+    ASSERT_TRUE(backend_->ok()) << backend_->error();
+    port_ = FreeTcpPort();
+    haproxy_ = std::make_unique<HaproxyProcess>(dir_, BasicHaproxyConfig(port_, backend_->port()));
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<HaproxyProcess> haproxy_;
+  int port_ = -1;
+};
+
+TEST_F(ContractTest, ErrorsAndReadinessWithoutHaproxy) {
+  HawkProcess hawk(dir_, dir_.File("master.sock"));
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+
+  hawk::v1::ErrorResponse error;
+  HttpResult not_ready = hawk.Get("/readyz");
+  EXPECT_EQ(not_ready.status, 503);
+  EXPECT_TRUE(ParsesStrictly(not_ready.body, &error));
+  EXPECT_EQ(error.error().code(), "UNAVAILABLE");
+  EXPECT_FALSE(error.error().message().empty());
+
+  HttpResult missing = hawk.Get("/v1/nope");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_TRUE(ParsesStrictly(missing.body, &error));
+  EXPECT_EQ(error.error().code(), "NOT_FOUND");
+
+  HttpResult wrong_method = Fetch(hawk.api_address(), "DELETE", "/v1/workers");
+  EXPECT_EQ(wrong_method.status, 405);
+  EXPECT_TRUE(ParsesStrictly(wrong_method.body, &error));
+
+  HttpResult probe_only = Fetch(hawk.probe_address(), "GET", "/v1/workers");
+  EXPECT_EQ(probe_only.status, 404) << "the probe listener serves only health endpoints";
+
+  hawk::v1::HealthResponse health;
+  HttpResult healthz = Fetch(hawk.probe_address(), "GET", "/healthz");
+  EXPECT_EQ(healthz.status, 200);
+  EXPECT_TRUE(ParsesStrictly(healthz.body, &health));
+  EXPECT_EQ(health.status(), "ok");
+
+  hawk::v1::WorkersReport report;
+  HttpResult workers = hawk.Get("/v1/workers");
+  EXPECT_EQ(workers.status, 200);
+  EXPECT_TRUE(ParsesStrictly(workers.body, &report));
+  EXPECT_FALSE(report.master_reachable());
+  EXPECT_FALSE(report.master_error().empty());
+}
+
+TEST_F(ContractTest, WorkersReportWithALeavingWorker) {
+  ASSERT_TRUE(haproxy_->Start());
+  HawkProcess hawk(dir_, haproxy_->master_socket());
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return hawk.Get("/readyz").status == 200; }, seconds(5)));
+
+  hawk::v1::ReadyResponse ready;
+  EXPECT_TRUE(ParsesStrictly(hawk.Get("/readyz").body, &ready));
+  EXPECT_TRUE(ready.ready());
+
+  pid_t old_worker = haproxy_->CurrentWorkerPid();
+  InFlightRequest slow(port_, "/slow?ms=1500");
+  ASSERT_TRUE(slow.WaitSent(seconds(2)));
+  ASSERT_TRUE(haproxy_->ReloadViaCli());
+  ASSERT_GT(haproxy_->WaitForNewWorker(old_worker), 0);
+
+  hawk::v1::WorkersReport report;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        HttpResult r = hawk.Get("/v1/workers");
+        report.Clear();
+        return r.status == 200 && ParsesStrictly(r.body, &report) && report.workers_size() == 2;
+      },
+      seconds(3)));
+  EXPECT_TRUE(report.master_reachable());
+  EXPECT_EQ(report.master().pid(), static_cast<uint32_t>(haproxy_->master_pid()));
+  EXPECT_EQ(report.workers(0).role(), hawk::v1::CURRENT);
+  EXPECT_EQ(report.workers(1).role(), hawk::v1::LEAVING);
+  EXPECT_EQ(report.workers(1).pid(), static_cast<uint32_t>(old_worker));
+  EXPECT_TRUE(report.has_observed_at());
+
+  // Round trip: what protobuf prints from the parsed message parses back to the same message.
+  std::string printed;
+  ASSERT_TRUE(google::protobuf::util::MessageToJsonString(report, &printed).ok());
+  hawk::v1::WorkersReport again;
+  EXPECT_TRUE(ParsesStrictly(printed, &again));
+  EXPECT_EQ(again.SerializeAsString(), report.SerializeAsString());
+  EXPECT_TRUE(slow.Wait(seconds(5)));
+}
+
+}  // namespace
+}  // namespace hawk::testing

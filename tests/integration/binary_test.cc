@@ -1,0 +1,72 @@
+// hawk's command line: help, bad flags, bad values.
+
+#include <chrono>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace hawk::testing {
+namespace {
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+RunResult RunHawk(const TempDir& dir, std::vector<std::string> args) {
+  SubprocessOptions options;
+  options.argv = {std::getenv("HAWK_BINARY")};
+  for (std::string& a : args) options.argv.push_back(std::move(a));
+  options.stdout_path = dir.File("out.txt");
+  options.stderr_path = options.stdout_path;
+  std::string error;
+  auto process = Subprocess::Spawn(options, &error);
+  EXPECT_NE(process, nullptr) << error;
+  RunResult run;
+  if (process == nullptr) return run;
+  EXPECT_TRUE(process->WaitExit(std::chrono::seconds(5)));
+  run.exit_code = process->exit_code();
+  run.output = ReadFile(options.stdout_path);
+  return run;
+}
+
+TEST(BinaryTest, HelpListsTheFlagsAndSucceeds) {
+  TempDir dir;
+  RunResult run = RunHawk(dir, {"--help"});
+  EXPECT_EQ(run.exit_code, 0);
+  for (const char* flag : {"--master_socket", "--listen", "--probe_listen", "--poll_interval"}) {
+    EXPECT_NE(run.output.find(flag), std::string::npos) << flag << " missing from\n" << run.output;
+  }
+}
+
+TEST(BinaryTest, BadInputGetsAClearMessageAndANonZeroExit) {
+  TempDir dir;
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"--bogus"}, "bogus"},
+      {{"--listen", "unix:/tmp/x.sock"}, "--master-socket is required"},
+      {{"--master-socket", "/tmp/m.sock"}, "--listen"},
+      {{"--master-socket", "/tmp/m.sock", "--listen", "tcp:localhost:80"}, "numeric"},
+      {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/tmp/x.sock", "--poll-interval",
+        "1ms"},
+       "--poll-interval"},
+      {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/nonexistent-dir/x.sock"},
+       "nonexistent-dir"},
+  };
+  for (const Case& c : cases) {
+    RunResult run = RunHawk(dir, c.args);
+    EXPECT_NE(run.exit_code, 0) << c.args[0];
+    EXPECT_NE(run.output.find(c.message), std::string::npos)
+        << "expected \"" << c.message << "\" in: " << run.output;
+  }
+}
+
+}  // namespace
+}  // namespace hawk::testing

@@ -1,0 +1,169 @@
+#include "tests/integration/hawk_harness.h"
+
+#include <cstdlib>
+
+#include "simdjson.h"
+#include "tests/support/free_port.h"
+#include "tests/support/wait_until.h"
+
+namespace hawk::testing {
+
+const WorkerView* WorkersView::Find(int pid) const {
+  for (const WorkerView& w : workers) {
+    if (w.pid == pid) return &w;
+  }
+  return nullptr;
+}
+
+std::vector<int> WorkersView::PidsWithRole(const std::string& role) const {
+  std::vector<int> pids;
+  for (const WorkerView& w : workers) {
+    if (w.role == role) pids.push_back(w.pid);
+  }
+  return pids;
+}
+
+WorkersView ParseWorkersView(const std::string& json) {
+  WorkersView view;
+  view.raw = json;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc;
+  if (parser.parse(json).get(doc) != simdjson::SUCCESS) {
+    view.error = "not JSON: " + json;
+    return view;
+  }
+  auto get_int = [](simdjson::dom::element e, const char* key, int* out) {
+    int64_t v = 0;
+    if (e[key].get_int64().get(v) != simdjson::SUCCESS) return false;
+    *out = static_cast<int>(v);
+    return true;
+  };
+  bool reachable = false;
+  if (doc["masterReachable"].get_bool().get(reachable) == simdjson::SUCCESS) {
+    view.master_reachable = reachable;
+  }
+  simdjson::dom::element master;
+  if (doc["master"].get(master) != simdjson::SUCCESS || !get_int(master, "pid", &view.master_pid) ||
+      !get_int(master, "reloads", &view.master_reloads) ||
+      !get_int(master, "failedReloads", &view.master_failed)) {
+    view.error = "no master object: " + json;
+    return view;
+  }
+  simdjson::dom::array workers;
+  if (doc["workers"].get_array().get(workers) != simdjson::SUCCESS) {
+    view.error = "no workers array: " + json;
+    return view;
+  }
+  for (simdjson::dom::element w : workers) {
+    WorkerView worker;
+    std::string_view role;
+    bool stopping = false;
+    if (!get_int(w, "pid", &worker.pid) || !get_int(w, "reloads", &worker.reloads) ||
+        !get_int(w, "connections", &worker.connections) ||
+        w["role"].get_string().get(role) != simdjson::SUCCESS ||
+        w["stopping"].get_bool().get(stopping) != simdjson::SUCCESS) {
+      view.error = "malformed worker: " + json;
+      return view;
+    }
+    worker.role = std::string(role);
+    worker.stopping = stopping;
+    view.workers.push_back(worker);
+  }
+  view.ok = true;
+  return view;
+}
+
+std::string BasicHaproxyConfig(int frontend_port, int backend_port,
+                               const std::string& extra_global) {
+  return "global\n" + extra_global +
+         "defaults\n"
+         "    mode http\n"
+         "    timeout connect 1s\n"
+         "    timeout client 30s\n"
+         "    timeout server 30s\n"
+         "frontend fe\n"
+         "    bind 127.0.0.1:" +
+         std::to_string(frontend_port) +
+         "\n"
+         "    http-after-response set-header X-Pid %pid\n"
+         "    default_backend be_app\n"
+         "backend be_app\n"
+         "    server SRV_1 127.0.0.1:" +
+         std::to_string(backend_port) + "\n";
+}
+
+Backend::Backend(const TempDir& dir, const std::string& name) {
+  const char* binary = std::getenv("HAWK_TEST_BACKEND");
+  if (binary == nullptr) {
+    error_ = "HAWK_TEST_BACKEND is not set";
+    return;
+  }
+  port_ = FreeTcpPort();
+  SubprocessOptions options;
+  options.argv = {binary, "--listen", "127.0.0.1:" + std::to_string(port_), "--name", name};
+  options.stdout_path = dir.File("backend-" + name + ".log");
+  options.stderr_path = options.stdout_path;
+  process_ = Subprocess::Spawn(options, &error_);
+  if (!process_) return;
+  bool up = WaitUntil(
+      [&] {
+        return ReadFile(options.stdout_path).find("listening on") != std::string::npos;
+      },
+      std::chrono::seconds(5));
+  if (!up) {
+    error_ = "backend did not start: " + ReadFile(options.stdout_path);
+    process_.reset();
+  }
+}
+
+HawkProcess::HawkProcess(const TempDir& dir, const std::string& master_socket,
+                         std::vector<std::string> extra_args)
+    : socket_(dir.File("hawk.sock")), log_(dir.File("hawk.log")) {
+  const char* binary = std::getenv("HAWK_BINARY");
+  if (binary == nullptr) {
+    error_ = "HAWK_BINARY is not set";
+    return;
+  }
+  probe_port_ = FreeTcpPort();
+  SubprocessOptions options;
+  options.argv = {binary, "--master-socket", master_socket, "--listen", "unix:" + socket_,
+                  "--probe-listen", probe_address(), "--log-level", "debug"};
+  for (std::string& arg : extra_args) options.argv.push_back(std::move(arg));
+  options.stdout_path = log_;
+  options.stderr_path = log_;
+  process_ = Subprocess::Spawn(options, &error_);
+}
+
+HawkProcess::~HawkProcess() {
+  if (process_) process_->Stop();
+}
+
+std::string HawkProcess::LogTail() const {
+  std::string text = ReadFile(log_);
+  return text.size() > 4000 ? text.substr(text.size() - 4000) : text;
+}
+
+bool HawkProcess::WaitServing(std::chrono::milliseconds deadline) {
+  return WaitUntil(
+      [&] {
+        HttpResult r = Get("/healthz");
+        return r.ok && r.status == 200;
+      },
+      deadline, std::chrono::milliseconds(10));
+}
+
+HttpResult HawkProcess::Get(const std::string& target) const {
+  return Fetch(api_address(), "GET", target, "", std::chrono::seconds(5));
+}
+
+WorkersView HawkProcess::Workers() const {
+  HttpResult r = Get("/v1/workers");
+  if (!r.ok || r.status != 200) {
+    WorkersView view;
+    view.error = "GET /v1/workers: " + (r.ok ? std::to_string(r.status) + " " + r.body : r.error);
+    return view;
+  }
+  return ParseWorkersView(r.body);
+}
+
+}  // namespace hawk::testing

@@ -1,0 +1,90 @@
+#pragma once
+
+// Shared pieces of hawk's integration tests: a real HAProxy (tests/support), a real backend,
+// and the real hawk binary, each in the test's own temp dir with free ports, each stopped by pid.
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tests/support/haproxy_process.h"
+#include "tests/support/http_client.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace hawk::testing {
+
+// What the tests read back from GET /v1/workers.
+struct WorkerView {
+  int pid = 0;
+  std::string role;
+  bool stopping = false;
+  int reloads = 0;
+  int connections = 0;
+};
+struct WorkersView {
+  bool ok = false;
+  std::string error;
+  std::string raw;
+  bool master_reachable = false;
+  int master_pid = 0;
+  int master_reloads = 0;
+  int master_failed = 0;
+  std::vector<WorkerView> workers;
+
+  const WorkerView* Find(int pid) const;
+  std::vector<int> PidsWithRole(const std::string& role) const;
+};
+// Parses the JSON of GET /v1/workers (simdjson); ok=false with the reason on any mismatch.
+WorkersView ParseWorkersView(const std::string& json);
+
+// A small HAProxy config: frontend on `frontend_port`, backend be_app with SRV_1 at
+// 127.0.0.1:`backend_port`, and `extra_global` lines in the global section.
+std::string BasicHaproxyConfig(int frontend_port, int backend_port,
+                               const std::string& extra_global = "");
+
+// The hawk_test_backend binary (path from HAWK_TEST_BACKEND), started on a free port.
+class Backend {
+ public:
+  Backend(const TempDir& dir, const std::string& name);
+  int port() const { return port_; }
+  bool ok() const { return process_ != nullptr; }
+  const std::string& error() const { return error_; }
+
+ private:
+  int port_ = -1;
+  std::string error_;
+  std::unique_ptr<Subprocess> process_;
+};
+
+// The hawk binary (path from HAWK_BINARY) with --listen unix:<dir>/hawk.sock and a TCP probe
+// listener; `extra_args` appended.
+class HawkProcess {
+ public:
+  HawkProcess(const TempDir& dir, const std::string& master_socket,
+              std::vector<std::string> extra_args = {});
+  ~HawkProcess();
+
+  bool ok() const { return process_ != nullptr; }
+  const std::string& error() const { return error_; }
+  pid_t pid() const { return process_ ? process_->pid() : -1; }
+  Subprocess* process() { return process_.get(); }
+  std::string api_address() const { return "unix:" + socket_; }
+  std::string probe_address() const { return "tcp:127.0.0.1:" + std::to_string(probe_port_); }
+  std::string LogTail() const;
+
+  // Waits until the API socket answers /healthz.
+  bool WaitServing(std::chrono::milliseconds deadline = std::chrono::seconds(5));
+  HttpResult Get(const std::string& target) const;
+  WorkersView Workers() const;
+
+ private:
+  std::string socket_;
+  std::string log_;
+  int probe_port_ = -1;
+  std::string error_;
+  std::unique_ptr<Subprocess> process_;
+};
+
+}  // namespace hawk::testing
