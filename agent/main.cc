@@ -5,11 +5,10 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <iostream>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <iostream>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/internal/program_name.h"
@@ -96,8 +95,7 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
     config.listen.push_back(*address);
   }
   for (const std::string& text : absl::GetFlag(FLAGS_probe_listen)) {
-    absl::StatusOr<hawk::base::Address> address =
-        hawk::base::ParseAddress(text, "--probe-listen");
+    absl::StatusOr<hawk::base::Address> address = hawk::base::ParseAddress(text, "--probe-listen");
     if (!address.ok()) return address.status();
     config.probe_listen.push_back(*address);
   }

@@ -13,8 +13,8 @@ void Router::Add(std::string method, std::string path, Handler handler) {
 void Router::Handle(const http::Request& request, http::Responder responder) const {
   auto it = routes_.find(request.path);
   if (it == routes_.end()) {
-    responder.Send(http::JsonError(404, "NOT_FOUND",
-                                   absl::StrCat("no such endpoint: ", request.path)));
+    responder.Send(
+        http::JsonError(404, "NOT_FOUND", absl::StrCat("no such endpoint: ", request.path)));
     return;
   }
   std::vector<std::string> allowed;
@@ -25,10 +25,10 @@ void Router::Handle(const http::Request& request, http::Responder responder) con
     }
     allowed.push_back(method);
   }
-  http::Response response = http::JsonError(
-      405, "METHOD_NOT_ALLOWED",
-      absl::StrCat(request.method, " is not allowed on ", request.path, "; use ",
-                   absl::StrJoin(allowed, " or ")));
+  http::Response response =
+      http::JsonError(405, "METHOD_NOT_ALLOWED",
+                      absl::StrCat(request.method, " is not allowed on ", request.path, "; use ",
+                                   absl::StrJoin(allowed, " or ")));
   response.headers.emplace_back("Allow", absl::StrJoin(allowed, ", "));
   responder.Send(std::move(response));
 }

@@ -28,19 +28,19 @@ absl::Status App::Init() {
 
   registry::RegistryOptions registry_options;
   registry_options.poll_interval = config_.poll_interval;
-  registry_ = std::make_unique<registry::WorkerRegistry>(loop_->get(), client_.get(),
-                                                         registry_options, [] { return absl::Now(); });
+  registry_ = std::make_unique<registry::WorkerRegistry>(
+      loop_->get(), client_.get(), registry_options, [] { return absl::Now(); });
 
   api::RegisterHealthRoutes(&api_router_, registry_.get());
   api::RegisterWorkerRoutes(&api_router_, registry_.get());
   api::RegisterHealthRoutes(&probe_router_, registry_.get());
 
   auto listen = [this](const base::Address& address, const api::Router* router) -> absl::Status {
-    absl::StatusOr<std::unique_ptr<http::Server>> server = http::Server::Create(
-        loop_->get(), address, http::ServerOptions{},
-        [router](const http::Request& request, http::Responder responder) {
-          router->Handle(request, std::move(responder));
-        });
+    absl::StatusOr<std::unique_ptr<http::Server>> server =
+        http::Server::Create(loop_->get(), address, http::ServerOptions{},
+                             [router](const http::Request& request, http::Responder responder) {
+                               router->Handle(request, std::move(responder));
+                             });
     if (!server.ok()) return server.status();
     base::LogInfo("listening on ", address.ToString());
     servers_.push_back(*std::move(server));

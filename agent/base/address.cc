@@ -4,9 +4,9 @@
 #include <sys/un.h>
 
 #include "absl/strings/match.h"
-#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 
 namespace hawk::base {
 
@@ -39,8 +39,8 @@ absl::StatusOr<Address> ParseAddress(absl::string_view text, absl::string_view w
     std::string host_string(host);
     if (inet_pton(AF_INET, host_string.c_str(), buf) != 1 &&
         inet_pton(AF_INET6, host_string.c_str(), buf) != 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, ": host \"", host, "\" is not a numeric IPv4 or IPv6 address"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": host \"", host, "\" is not a numeric IPv4 or IPv6 address"));
     }
     address.host = std::move(host_string);
     address.port = static_cast<uint16_t>(port_number);

@@ -13,8 +13,8 @@ namespace hawk::base {
 struct Address {
   enum class Kind { kUnix, kTcp };
   Kind kind = Kind::kUnix;
-  std::string path;  // kUnix
-  std::string host;  // kTcp, numeric, without brackets
+  std::string path;   // kUnix
+  std::string host;   // kTcp, numeric, without brackets
   uint16_t port = 0;  // kTcp
 
   std::string ToString() const;

@@ -6,9 +6,8 @@
 // A small leveled logger to stderr (abseil 20220623 has no absl/log). One line per event,
 // logfmt-ish: `2026-12-02T10:00:00.123Z level=warn msg="…"`. Log at the boundary, never in parsers.
 
-#include "absl/strings/string_view.h"
-
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace hawk::base {
 
@@ -25,12 +24,20 @@ void Log(LogLevel level, const Args&... args) {
 }
 
 template <typename... Args>
-void LogDebug(const Args&... args) { Log(LogLevel::kDebug, args...); }
+void LogDebug(const Args&... args) {
+  Log(LogLevel::kDebug, args...);
+}
 template <typename... Args>
-void LogInfo(const Args&... args) { Log(LogLevel::kInfo, args...); }
+void LogInfo(const Args&... args) {
+  Log(LogLevel::kInfo, args...);
+}
 template <typename... Args>
-void LogWarn(const Args&... args) { Log(LogLevel::kWarn, args...); }
+void LogWarn(const Args&... args) {
+  Log(LogLevel::kWarn, args...);
+}
 template <typename... Args>
-void LogError(const Args&... args) { Log(LogLevel::kError, args...); }
+void LogError(const Args&... args) {
+  Log(LogLevel::kError, args...);
+}
 
 }  // namespace hawk::base

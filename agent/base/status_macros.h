@@ -8,10 +8,10 @@
 #define HAWK_CONCAT_INNER(a, b) a##b
 #define HAWK_CONCAT(a, b) HAWK_CONCAT_INNER(a, b)
 
-#define RETURN_IF_ERROR(expr)                         \
-  do {                                                \
-    ::absl::Status hawk_status_ = (expr);             \
-    if (!hawk_status_.ok()) return hawk_status_;      \
+#define RETURN_IF_ERROR(expr)                    \
+  do {                                           \
+    ::absl::Status hawk_status_ = (expr);        \
+    if (!hawk_status_.ok()) return hawk_status_; \
   } while (false)
 
 #define ASSIGN_OR_RETURN(lhs, expr) \

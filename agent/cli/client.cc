@@ -24,8 +24,8 @@ struct MasterClient::Batch {
   std::vector<Command> commands;
   std::vector<CommandResult> results;
   BatchCallback done;
-  uv::Timer timer;              // the deadline, or a zero delay for an early failure
-  absl::Status early_failure;   // set when the batch fails before anything is sent
+  uv::Timer timer;                   // the deadline, or a zero delay for an early failure
+  absl::Status early_failure;        // set when the batch fails before anything is sent
   Connection* connection = nullptr;  // while in flight
 };
 
@@ -123,8 +123,7 @@ void MasterClient::Dispatch() {
   bool waiting = std::any_of(queue_.begin(), queue_.end(),
                              [](const auto& b) { return b->early_failure.ok(); });
   bool opening = std::any_of(connections_.begin(), connections_.end(), [](const auto& c) {
-    return c->state == Connection::State::kConnecting ||
-           c->state == Connection::State::kHandshake;
+    return c->state == Connection::State::kConnecting || c->state == Connection::State::kHandshake;
   });
   int count = static_cast<int>(connections_.size());
   // Keep one connection open at all times (a reload closes it: that is how hawk notices), and
@@ -159,9 +158,9 @@ void MasterClient::OnConnected(Connection* conn, absl::Status status) {
     return;
   }
   conn->state = Connection::State::kHandshake;
-  absl::Status read = conn->stream->StartReading(
-      [this, conn](absl::string_view bytes) { OnData(conn, bytes); },
-      [this, conn](absl::Status end) { OnEnd(conn, std::move(end)); });
+  absl::Status read =
+      conn->stream->StartReading([this, conn](absl::string_view bytes) { OnData(conn, bytes); },
+                                 [this, conn](absl::Status end) { OnEnd(conn, std::move(end)); });
   conn->framer.Expect(0);
   absl::Status write = read.ok() ? conn->stream->Write("prompt\n") : read;
   if (!write.ok()) {
@@ -284,21 +283,21 @@ void MasterClient::OnEnd(Connection* conn, absl::Status status) {
   bool was_established = conn->established();
   std::string why = status.ok() ? "the master closed the connection"
                                 : absl::StrCat("the connection failed: ", status.message());
-  std::unique_ptr<Batch> finished = TakeBatch(
-      conn, absl::UnavailableError(
-                absl::StrCat("no reply: ", why, " (a reload?); it may or may not have run")));
+  std::unique_ptr<Batch> finished =
+      TakeBatch(conn, absl::UnavailableError(absl::StrCat(
+                          "no reply: ", why, " (a reload?); it may or may not have run")));
   last_error_ = absl::UnavailableError(absl::StrCat("master CLI: ", why));
   DropConnection(conn, /*closed_by_peer=*/was_established);
   FinishBatch(std::move(finished));
 }
 
 std::unique_ptr<MasterClient::Batch> MasterClient::TakeBatch(Connection* conn,
-                                                            const absl::Status& missing) {
+                                                             const absl::Status& missing) {
   std::unique_ptr<Batch> batch = std::move(conn->batch);
   if (!batch) return nullptr;
   for (size_t i = conn->next_result; i < batch->commands.size(); ++i) {
-    batch->results[i] = absl::Status(missing.code(), absl::StrCat("`", batch->commands[i].line,
-                                                                  "`: ", missing.message()));
+    batch->results[i] = absl::Status(
+        missing.code(), absl::StrCat("`", batch->commands[i].line, "`: ", missing.message()));
   }
   conn->next_result = batch->commands.size();
   batch->connection = nullptr;
@@ -342,15 +341,15 @@ void MasterClient::OnBatchTimeout(Batch* batch) {
       absl::StrCat("master CLI unreachable until the batch deadline: ", last_error_.message()));
   owned->results.assign(owned->commands.size(), why);
   for (size_t i = 0; i < owned->commands.size(); ++i) {
-    owned->results[i] = absl::DeadlineExceededError(absl::StrCat(
-        "`", owned->commands[i].line, "`: ", why.message()));
+    owned->results[i] = absl::DeadlineExceededError(
+        absl::StrCat("`", owned->commands[i].line, "`: ", why.message()));
   }
   FinishBatch(std::move(owned));
 }
 
 void MasterClient::ArmIdleTimer(Connection* conn) {
-  int established = static_cast<int>(std::count_if(
-      connections_.begin(), connections_.end(), [](const auto& c) { return c->established(); }));
+  int established = static_cast<int>(std::count_if(connections_.begin(), connections_.end(),
+                                                   [](const auto& c) { return c->established(); }));
   if (established <= 1) return;
   conn->timer.Start(ToMs(options_.extra_connection_idle), 0, [this, conn] {
     int live = static_cast<int>(std::count_if(connections_.begin(), connections_.end(),

@@ -9,9 +9,9 @@ namespace {
 absl::Status CheckNoLineBreaks(absl::string_view text, absl::string_view what) {
   for (char c : text) {
     if (c == '\n' || c == '\r' || c == '\0') {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " contains a ", c == '\0' ? "NUL" : "line break",
-          " byte, which would end the command early"));
+      return absl::InvalidArgumentError(absl::StrCat(what, " contains a ",
+                                                     c == '\0' ? "NUL" : "line break",
+                                                     " byte, which would end the command early"));
     }
   }
   return absl::OkStatus();
@@ -32,8 +32,7 @@ Command ForWorker(int pid, absl::string_view command) {
   return Command{absl::StrCat("@!", pid, " ", command), {}, false};
 }
 
-Command ForWorkerWithPayload(int pid, absl::string_view command,
-                             std::vector<std::string> payload) {
+Command ForWorkerWithPayload(int pid, absl::string_view command, std::vector<std::string> payload) {
   return Command{absl::StrCat("@!", pid, " ", command), std::move(payload), false};
 }
 
@@ -42,9 +41,9 @@ absl::Status ValidateCommand(const Command& command) {
   if (line.empty()) return absl::InvalidArgumentError("empty command");
   if (absl::Status s = CheckNoLineBreaks(line, "command"); !s.ok()) return s;
   if (line.size() > kMaxLineBytes) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("command is ", line.size(), " bytes; the master CLI accepts at most ",
-                     kMaxLineBytes, " per line"));
+    return absl::InvalidArgumentError(absl::StrCat("command is ", line.size(),
+                                                   " bytes; the master CLI accepts at most ",
+                                                   kMaxLineBytes, " per line"));
   }
   for (size_t i = 0; i < line.size(); ++i) {
     if (line[i] == '\\') {

@@ -90,8 +90,8 @@ FramedReply PromptFramer::TakeReply(size_t body_end, size_t consumed) {
 
 absl::Status PromptFramer::Feed(absl::string_view bytes, std::vector<FramedReply>* out) {
   if (expected_.empty() && !bytes.empty()) {
-    return absl::DataLossError(absl::StrCat("master CLI sent ", bytes.size(),
-                                            " bytes while no reply was expected"));
+    return absl::DataLossError(
+        absl::StrCat("master CLI sent ", bytes.size(), " bytes while no reply was expected"));
   }
   buffer_.append(bytes.data(), bytes.size());
   while (!expected_.empty()) {
@@ -101,16 +101,16 @@ absl::Status PromptFramer::Feed(absl::string_view bytes, std::vector<FramedReply
       size_t last_nl = buffer_.rfind('\n');
       scan_from_ = last_nl == std::string::npos ? 0 : last_nl + 1;
       if (buffer_.size() > max_reply_bytes_) {
-        return absl::ResourceExhaustedError(absl::StrCat(
-            "master CLI reply exceeds ", max_reply_bytes_, " bytes without a prompt"));
+        return absl::ResourceExhaustedError(
+            absl::StrCat("master CLI reply exceeds ", max_reply_bytes_, " bytes without a prompt"));
       }
       break;
     }
     out->push_back(TakeReply(match.begin, match.end));
   }
   if (expected_.empty() && !buffer_.empty()) {
-    return absl::DataLossError(absl::StrCat("master CLI sent ", buffer_.size(),
-                                            " bytes after the last expected reply"));
+    return absl::DataLossError(
+        absl::StrCat("master CLI sent ", buffer_.size(), " bytes after the last expected reply"));
   }
   return absl::OkStatus();
 }

@@ -57,7 +57,7 @@ class PromptFramer {
 
   size_t max_reply_bytes_;
   std::string buffer_;
-  size_t scan_from_ = 0;  // bytes before this cannot start a prompt (already scanned)
+  size_t scan_from_ = 0;         // bytes before this cannot start a prompt (already scanned)
   std::deque<size_t> expected_;  // payload line counts of the replies still due
 };
 

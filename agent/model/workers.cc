@@ -7,10 +7,14 @@ namespace hawk::model {
 
 absl::string_view WorkerRoleName(WorkerRole role) {
   switch (role) {
-    case WorkerRole::kCurrent: return "CURRENT";
-    case WorkerRole::kLeaving: return "LEAVING";
-    case WorkerRole::kStarting: return "STARTING";
-    case WorkerRole::kUnknown: return "UNKNOWN";
+    case WorkerRole::kCurrent:
+      return "CURRENT";
+    case WorkerRole::kLeaving:
+      return "LEAVING";
+    case WorkerRole::kStarting:
+      return "STARTING";
+    case WorkerRole::kUnknown:
+      return "UNKNOWN";
   }
   return "UNKNOWN";
 }
@@ -34,10 +38,14 @@ const WorkerReport* WorkersReport::Current() const {
 void SortWorkers(std::vector<WorkerReport>* workers) {
   auto rank = [](WorkerRole role) {
     switch (role) {
-      case WorkerRole::kCurrent: return 0;
-      case WorkerRole::kStarting: return 1;
-      case WorkerRole::kLeaving: return 2;
-      case WorkerRole::kUnknown: return 3;
+      case WorkerRole::kCurrent:
+        return 0;
+      case WorkerRole::kStarting:
+        return 1;
+      case WorkerRole::kLeaving:
+        return 2;
+      case WorkerRole::kUnknown:
+        return 3;
     }
     return 3;
   };

@@ -49,7 +49,7 @@ struct WorkersReport {
   bool master_reachable = false;
   std::string master_error;  // why the master CLI is unreachable, or the last poll failed
   MasterReport master;
-  std::vector<WorkerReport> workers;  // sorted: CURRENT first, then by pid descending
+  std::vector<WorkerReport> workers;              // sorted: CURRENT first, then by pid descending
   absl::Time observed_at = absl::InfinitePast();  // when the last successful poll finished
 
   const WorkerReport* Find(int pid) const;

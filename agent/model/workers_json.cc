@@ -33,8 +33,8 @@ std::string WorkersReportToJson(const WorkersReport& report) {
   w.EndArray();
   if (report.observed_at != absl::InfinitePast()) {
     // google.protobuf.Timestamp's JSON form: RFC 3339 in UTC.
-    w.Key("observedAt").String(
-        absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", report.observed_at, absl::UTCTimeZone()));
+    w.Key("observedAt")
+        .String(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", report.observed_at, absl::UTCTimeZone()));
   }
   w.EndObject();
   return w.Take();

@@ -30,8 +30,8 @@ WorkerChanges Diff(const model::WorkersReport& before, const model::WorkersRepor
 }
 }  // namespace
 
-WorkerRegistry::WorkerRegistry(uv_loop_t* loop, cli::MasterClient* client,
-                               RegistryOptions options, std::function<absl::Time()> wall_clock)
+WorkerRegistry::WorkerRegistry(uv_loop_t* loop, cli::MasterClient* client, RegistryOptions options,
+                               std::function<absl::Time()> wall_clock)
     : loop_(loop),
       client_(client),
       options_(options),
@@ -88,11 +88,10 @@ void WorkerRegistry::BeginRefresh() {
   refreshing_ = true;
   again_ = false;
   poll_timer_.Stop();
-  client_->Submit({cli::Command::Master("show proc")},
-                  [this](std::vector<cli::CommandResult> results) {
-                    OnShowProc(std::move(results));
-                  },
-                  options_.query_timeout);
+  client_->Submit(
+      {cli::Command::Master("show proc")},
+      [this](std::vector<cli::CommandResult> results) { OnShowProc(std::move(results)); },
+      options_.query_timeout);
 }
 
 void WorkerRegistry::OnShowProc(std::vector<cli::CommandResult> results) {
@@ -120,11 +119,12 @@ void WorkerRegistry::OnShowProc(std::vector<cli::CommandResult> results) {
     OnShowInfo(*std::move(proc), {}, {});
     return;
   }
-  client_->Submit(std::move(commands),
-                  [this, proc = *std::move(proc), pids](std::vector<cli::CommandResult> r) mutable {
-                    OnShowInfo(std::move(proc), std::move(pids), std::move(r));
-                  },
-                  options_.query_timeout);
+  client_->Submit(
+      std::move(commands),
+      [this, proc = *std::move(proc), pids](std::vector<cli::CommandResult> r) mutable {
+        OnShowInfo(std::move(proc), std::move(pids), std::move(r));
+      },
+      options_.query_timeout);
 }
 
 void WorkerRegistry::OnShowInfo(parse::ShowProc proc, std::vector<int> pids,
@@ -140,8 +140,8 @@ void WorkerRegistry::OnShowInfo(parse::ShowProc proc, std::vector<int> pids,
     }
     absl::StatusOr<parse::ShowInfo> info = parse::ParseShowInfo(*results[i]);
     if (info.ok() && info->pid != 0 && info->pid != pids[i]) {
-      info = absl::DataLossError(absl::StrCat("@!", pids[i], " show info answered for pid ",
-                                              info->pid));
+      info = absl::DataLossError(
+          absl::StrCat("@!", pids[i], " show info answered for pid ", info->pid));
     }
     infos.emplace(pids[i], std::move(info));
   }
@@ -190,10 +190,9 @@ void WorkerRegistry::EndRefresh() {
 }
 
 void WorkerRegistry::SchedulePoll() {
-  bool transition = std::any_of(report_.workers.begin(), report_.workers.end(),
-                                [](const model::WorkerReport& w) {
-                                  return w.role != model::WorkerRole::kCurrent;
-                                });
+  bool transition = std::any_of(
+      report_.workers.begin(), report_.workers.end(),
+      [](const model::WorkerReport& w) { return w.role != model::WorkerRole::kCurrent; });
   absl::Duration delay = transition || !last_refresh_ok_
                              ? std::min(options_.transition_poll_interval, options_.poll_interval)
                              : options_.poll_interval;

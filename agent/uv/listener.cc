@@ -33,8 +33,8 @@ absl::Status RemoveStaleUnixSocket(const std::string& path) {
   int rc = connect(fd, reinterpret_cast<sockaddr*>(&sun), sizeof(sun));
   close(fd);
   if (rc == 0) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "listen unix:", path, ": another process is already serving on this socket"));
+    return absl::FailedPreconditionError(
+        absl::StrCat("listen unix:", path, ": another process is already serving on this socket"));
   }
   if (unlink(path.c_str()) != 0 && errno != ENOENT) {
     return absl::FailedPreconditionError(

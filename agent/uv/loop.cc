@@ -23,8 +23,8 @@ absl::Status Loop::RunDryAndClose() {
     int open = 0;
     uv_walk(
         &loop_, [](uv_handle_t*, void* arg) { ++*static_cast<int*>(arg); }, &open);
-    return absl::InternalError(absl::StrCat("uv_loop_close: ", uv_strerror(rc), " (", open,
-                                            " handles still open)"));
+    return absl::InternalError(
+        absl::StrCat("uv_loop_close: ", uv_strerror(rc), " (", open, " handles still open)"));
   }
   closed_ = true;
   return absl::OkStatus();

@@ -14,7 +14,8 @@ struct WriteRequest {
 }  // namespace
 
 absl::Status UvError(int code, absl::string_view operation) {
-  std::string message = absl::StrCat(operation, ": ", uv_strerror(code), " (", uv_err_name(code), ")");
+  std::string message =
+      absl::StrCat(operation, ": ", uv_strerror(code), " (", uv_err_name(code), ")");
   switch (code) {
     case UV_ECONNREFUSED:
     case UV_ENOENT:
@@ -54,8 +55,7 @@ size_t Stream::write_queue_bytes() const {
   return handle_ ? uv_stream_get_write_queue_size(&handle_->stream) : 0;
 }
 
-absl::Status Stream::Connect(const base::Address& address,
-                             std::function<void(absl::Status)> done) {
+absl::Status Stream::Connect(const base::Address& address, std::function<void(absl::Status)> done) {
   if (closing()) return absl::FailedPreconditionError("connect on a closing stream");
   connect_target_ = address.ToString();
   auto* req = new uv_connect_t;

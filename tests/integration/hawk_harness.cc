@@ -106,9 +106,7 @@ Backend::Backend(const TempDir& dir, const std::string& name) {
   process_ = Subprocess::Spawn(options, &error_);
   if (!process_) return;
   bool up = WaitUntil(
-      [&] {
-        return ReadFile(options.stdout_path).find("listening on") != std::string::npos;
-      },
+      [&] { return ReadFile(options.stdout_path).find("listening on") != std::string::npos; },
       std::chrono::seconds(5));
   if (!up) {
     error_ = "backend did not start: " + ReadFile(options.stdout_path);
@@ -126,8 +124,8 @@ HawkProcess::HawkProcess(const TempDir& dir, const std::string& master_socket,
   }
   probe_port_ = FreeTcpPort();
   SubprocessOptions options;
-  options.argv = {binary, "--master-socket", master_socket, "--listen", "unix:" + socket_,
-                  "--probe-listen", probe_address(), "--log-level", "debug"};
+  options.argv = {binary,           "--master-socket", master_socket, "--listen", "unix:" + socket_,
+                  "--probe-listen", probe_address(),   "--log-level", "debug"};
   for (std::string& arg : extra_args) options.argv.push_back(std::move(arg));
   options.stdout_path = log_;
   options.stderr_path = log_;

@@ -22,8 +22,7 @@ using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
 long MsSince(Clock::time_point t) {
-  return static_cast<long>(
-      std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
+  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
 }
 
 class WorkersTest : public ::testing::Test {
@@ -76,8 +75,8 @@ TEST_F(WorkersTest, ReportsOneCurrentWorkerWithTheRightPid) {
   pid_t worker = haproxy_->CurrentWorkerPid();
   ASSERT_GT(worker, 0);
   WorkersView view;
-  ASSERT_TRUE(WaitForReport([](const WorkersView& v) { return !v.workers.empty(); }, seconds(3),
-                            &view))
+  ASSERT_TRUE(
+      WaitForReport([](const WorkersView& v) { return !v.workers.empty(); }, seconds(3), &view))
       << view.error << view.raw << hawk_->LogTail();
   ASSERT_EQ(view.workers.size(), 1u) << view.raw;
   EXPECT_EQ(view.workers[0].pid, worker);
@@ -104,9 +103,8 @@ TEST_F(WorkersTest, ReloadShowsTheLeavingWorkerWithItsConnectionThenDropsIt) {
   // The request has reached the worker once the worker counts it.
   ASSERT_TRUE(WaitUntil(
       [&] {
-        std::string reply =
-            MasterCli::Command(haproxy_->master_socket(), "@!" + std::to_string(old_worker) +
-                                                              " show info");
+        std::string reply = MasterCli::Command(haproxy_->master_socket(),
+                                               "@!" + std::to_string(old_worker) + " show info");
         return reply.find("CurrConns: 1") != std::string::npos;
       },
       seconds(2)));
@@ -147,8 +145,8 @@ TEST_F(WorkersTest, BrokenConfigReloadKeepsTheServingWorkerCurrent) {
   StartHaproxy();
   StartHawk();
   pid_t worker = haproxy_->CurrentWorkerPid();
-  ASSERT_TRUE(haproxy_->WriteConfig(
-      BasicHaproxyConfig(frontend_port_, backend_->port()) + "    bogus_keyword here\n"));
+  ASSERT_TRUE(haproxy_->WriteConfig(BasicHaproxyConfig(frontend_port_, backend_->port()) +
+                                    "    bogus_keyword here\n"));
   ASSERT_TRUE(haproxy_->ReloadViaCli());
   WorkersView view;
   ASSERT_TRUE(WaitForReport(
@@ -157,7 +155,8 @@ TEST_F(WorkersTest, BrokenConfigReloadKeepsTheServingWorkerCurrent) {
         return v.master_failed >= 1 && w != nullptr && w->role == "CURRENT";
       },
       seconds(5), &view))
-      << view.raw << "\n" << haproxy_->LogTail();
+      << view.raw << "\n"
+      << haproxy_->LogTail();
   EXPECT_EQ(view.PidsWithRole("CURRENT"), std::vector<int>{worker});
   EXPECT_GE(view.master_reloads, 1);
   // And it still serves.
@@ -193,14 +192,14 @@ TEST_F(WorkersTest, RecoversWhenHaproxyIsKilledAndStartedAgain) {
   StartHaproxy();
   StartHawk();
   WorkersView view;
-  ASSERT_TRUE(WaitForReport([](const WorkersView& v) { return v.workers.size() == 1; },
-                            seconds(3), &view));
+  ASSERT_TRUE(
+      WaitForReport([](const WorkersView& v) { return v.workers.size() == 1; }, seconds(3), &view));
   int first_master = view.master_pid;
   haproxy_->Kill();
   ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 503; }, seconds(3)));
 
-  haproxy_ = std::make_unique<HaproxyProcess>(
-      dir_, BasicHaproxyConfig(frontend_port_, backend_->port()));
+  haproxy_ =
+      std::make_unique<HaproxyProcess>(dir_, BasicHaproxyConfig(frontend_port_, backend_->port()));
   StartHaproxy();
   pid_t worker = haproxy_->CurrentWorkerPid();
   ASSERT_TRUE(WaitForReport(
@@ -209,7 +208,8 @@ TEST_F(WorkersTest, RecoversWhenHaproxyIsKilledAndStartedAgain) {
                v.workers[0].pid == worker && v.workers[0].role == "CURRENT";
       },
       seconds(5), &view))
-      << view.raw << "\n" << hawk_->LogTail();
+      << view.raw << "\n"
+      << hawk_->LogTail();
   EXPECT_NE(view.master_pid, first_master);
   EXPECT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(2)));
 }
@@ -221,8 +221,8 @@ TEST_F(WorkersTest, NeverHoldsMoreThanTwoMasterConnections) {
   ASSERT_TRUE(relay.Start());
   StartHawk(relay.path());
   WorkersView view;
-  ASSERT_TRUE(WaitForReport([](const WorkersView& v) { return v.workers.size() == 1; },
-                            seconds(3), &view));
+  ASSERT_TRUE(
+      WaitForReport([](const WorkersView& v) { return v.workers.size() == 1; }, seconds(3), &view));
   // Reloads (each closes every master connection), with API load and a leaving worker.
   InFlightRequest slow(frontend_port_, "/slow?ms=1500");
   ASSERT_TRUE(slow.WaitSent(seconds(2)));

@@ -190,8 +190,9 @@ TEST_F(MasterClientTest, MasterErrorFailsTheRestAndRetiresTheConnection) {
     return Answer(line);
   });
   Client();
-  std::vector<CommandResult> r = RunBatch(
-      {ForWorker(1, "get weight be/s"), ForWorker(999, "show info"), ForWorker(1, "get weight be/s")});
+  std::vector<CommandResult> r =
+      RunBatch({ForWorker(1, "get weight be/s"), ForWorker(999, "show info"),
+                ForWorker(1, "get weight be/s")});
   ASSERT_EQ(r.size(), 3u);
   EXPECT_TRUE(r[0].ok());
   EXPECT_EQ(r[1].status().code(), absl::StatusCode::kNotFound);
@@ -224,8 +225,8 @@ TEST_F(MasterClientTest, DeadlineThenRecovery) {
     return Answer(line);
   });
   Client();
-  std::vector<CommandResult> r =
-      RunBatch({ForWorker(1, "show info"), Command::Master("show version")}, absl::Milliseconds(100));
+  std::vector<CommandResult> r = RunBatch(
+      {ForWorker(1, "show info"), Command::Master("show version")}, absl::Milliseconds(100));
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(r[1].status().code(), absl::StatusCode::kDeadlineExceeded);
   stuck = false;
@@ -280,7 +281,8 @@ TEST_F(MasterClientTest, UnreachableThenReachable) {
   MasterClientOptions options;
   options.max_retry_interval = absl::Milliseconds(20);
   Client(options);
-  std::vector<CommandResult> r = RunBatch({Command::Master("show version")}, absl::Milliseconds(50));
+  std::vector<CommandResult> r =
+      RunBatch({Command::Master("show version")}, absl::Milliseconds(50));
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_FALSE(client_->reachable());
   StartMaster(Answer);

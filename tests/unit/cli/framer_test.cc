@@ -80,7 +80,8 @@ TEST(PromptFramerTest, ReloadFailedPromptFramesLikeTheNormalOne) {
     std::string stream = ReadFixture(std::string(version) + "/prompt_after_failed_reload.txt");
     const std::string prompt = "master[ReloadFailed]> ";
     size_t prompts = 0;
-    for (size_t at = stream.find(prompt); at != std::string::npos; at = stream.find(prompt, at + 1)) {
+    for (size_t at = stream.find(prompt); at != std::string::npos;
+         at = stream.find(prompt, at + 1)) {
       ++prompts;
     }
     ASSERT_GE(prompts, 2u);
@@ -172,8 +173,7 @@ TEST(PromptFramerTest, EofEndsTheReplyInProgress) {
 TEST(PromptFramerTest, PromptTextInsideALineIsData) {
   PromptFramer framer;
   framer.Expect(0);
-  std::vector<std::string> texts =
-      FrameAll(framer, "0x55 key master> value\n\nmaster> ", 1);
+  std::vector<std::string> texts = FrameAll(framer, "0x55 key master> value\n\nmaster> ", 1);
   EXPECT_THAT(texts, ElementsAre("0x55 key master> value\n\n"));
 }
 
