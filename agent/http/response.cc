@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
 #include "agent/base/json_writer.h"
+#include "agent/base/status_field.h"
 
 namespace hawk::http {
 namespace {
@@ -181,12 +182,8 @@ int HttpStatusFromCode(absl::StatusCode code) {
 
 Response ErrorFromStatus(const absl::Status& status) {
   if (status.ok()) return JsonError(500, "INTERNAL", "an error was expected but none was given");
-  std::string field;
-  if (absl::optional<absl::Cord> payload = status.GetPayload(kFieldPayloadUrl)) {
-    field = std::string(*payload);
-  }
   return JsonError(HttpStatusFromCode(status.code()), absl::StatusCodeToString(status.code()),
-                   status.message(), field);
+                   status.message(), base::FieldOf(status));
 }
 
 }  // namespace hawk::http

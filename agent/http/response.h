@@ -49,16 +49,11 @@ inline constexpr absl::string_view kLastChunk = "0\r\n\r\n";
 Response JsonError(int status, absl::string_view code, absl::string_view message,
                    absl::string_view field = "");
 
-// The Status payload type URL naming the request field a Status is about; ErrorFromStatus puts
-// it in the error's "field". Modules attach it with
-// status.SetPayload("hawk.field", absl::Cord("spec.servers[0].addr")).
-inline constexpr absl::string_view kFieldPayloadUrl = "hawk.field";
-
 // The HTTP status for a Status code: InvalidArgument 400, NotFound 404, AlreadyExists, Aborted
 // and FailedPrecondition 409, Unimplemented 501, Unavailable 503, DeadlineExceeded 504, any
 // other 500.
 int HttpStatusFromCode(absl::StatusCode code);
-// JsonError(HttpStatusFromCode(code), "CODE_NAME", message, field from kFieldPayloadUrl).
+// JsonError(HttpStatusFromCode(code), "CODE_NAME", message, field from base::FieldOf()).
 // An OK status (a caller's bug) gives 500 INTERNAL.
 Response ErrorFromStatus(const absl::Status& status);
 

@@ -23,6 +23,41 @@ enum class WorkerRole {
 // "CURRENT", "LEAVING", "STARTING", "UNKNOWN": the proto enum value names.
 absl::string_view WorkerRoleName(WorkerRole role);
 
+// Something a worker does not hold as desired, and why (frozen leaving worker, missing backend,
+// refused command, inherited maintenance…).
+struct StaleObject {
+  std::string object;  // "backend/be_app/server/SRV_1", "map//etc/haproxy/hosts.map"
+  std::string field;   // "address", "weight", "state", "entries", …
+  std::string desired;
+  std::string actual;
+  std::string reason;
+  friend bool operator==(const StaleObject&, const StaleObject&) = default;
+};
+
+// A command a worker refused, with its reply verbatim.
+struct Refusal {
+  std::string object;
+  std::string command;  // without the @!<pid> prefix
+  std::string reply;
+  friend bool operator==(const Refusal&, const Refusal&) = default;
+};
+
+// What the reconciler knows about one worker's runtime state versus the desired state.
+struct WorkerSync {
+  bool managed = false;         // hawk has a desired state and this worker is one of its targets
+  std::string applied_version;  // the desired version this worker last reached in full
+  bool in_sync = false;
+  // A leaving worker that answered `Proxy is disabled.`: its servers can no longer change.
+  bool frozen = false;
+  absl::Time frozen_since = absl::InfinitePast();
+  std::vector<StaleObject> stale;
+  std::vector<Refusal> refused;  // from the last apply
+  // Live streams on this worker whose server is stale here (from `show sess`).
+  int64_t sessions_on_stale_servers = 0;
+  std::string error;  // the last reconcile's failure (unreachable, timed out), if any
+  friend bool operator==(const WorkerSync&, const WorkerSync&) = default;
+};
+
 struct WorkerReport {
   int pid = 0;
   WorkerRole role = WorkerRole::kUnknown;
@@ -35,6 +70,7 @@ struct WorkerReport {
   // "old workers" after a failed reload).
   bool listed_as_old = false;
   std::string error;  // why `show info` failed, when role is kUnknown
+  WorkerSync sync;    // filled in by the reconciler
 };
 
 struct MasterReport {
@@ -51,6 +87,7 @@ struct WorkersReport {
   MasterReport master;
   std::vector<WorkerReport> workers;              // sorted: CURRENT first, then by pid descending
   absl::Time observed_at = absl::InfinitePast();  // when the last successful poll finished
+  std::vector<std::string> warnings;  // configuration advice (see the README's recommended config)
 
   const WorkerReport* Find(int pid) const;
   const WorkerReport* Current() const;  // the newest CURRENT worker, or null

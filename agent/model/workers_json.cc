@@ -2,6 +2,28 @@
 
 namespace hawk::model {
 
+std::string FormatTimestamp(absl::Time t) {
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", t, absl::UTCTimeZone());
+}
+
+void WriteStale(const StaleObject& stale, base::JsonWriter* w) {
+  w->BeginObject();
+  w->Key("object").String(stale.object);
+  w->Key("field").String(stale.field);
+  w->Key("desired").String(stale.desired);
+  w->Key("actual").String(stale.actual);
+  w->Key("reason").String(stale.reason);
+  w->EndObject();
+}
+
+void WriteRefusal(const Refusal& refusal, base::JsonWriter* w) {
+  w->BeginObject();
+  w->Key("object").String(refusal.object);
+  w->Key("command").String(refusal.command);
+  w->Key("reply").String(refusal.reply);
+  w->EndObject();
+}
+
 void WriteWorker(const WorkerReport& worker, base::JsonWriter* w) {
   w->BeginObject();
   w->Key("pid").Int(worker.pid);
@@ -13,6 +35,21 @@ void WriteWorker(const WorkerReport& worker, base::JsonWriter* w) {
   w->Key("connections").Int(worker.connections);
   w->Key("listedAsOld").Bool(worker.listed_as_old);
   if (!worker.error.empty()) w->Key("error").String(worker.error);
+  const WorkerSync& sync = worker.sync;
+  w->Key("appliedVersion").String(sync.applied_version);
+  w->Key("inSync").Bool(sync.in_sync);
+  w->Key("frozen").Bool(sync.frozen);
+  if (sync.frozen_since != absl::InfinitePast()) {
+    w->Key("frozenSince").String(FormatTimestamp(sync.frozen_since));
+  }
+  w->Key("stale").BeginArray();
+  for (const StaleObject& s : sync.stale) WriteStale(s, w);
+  w->EndArray();
+  w->Key("refused").BeginArray();
+  for (const Refusal& r : sync.refused) WriteRefusal(r, w);
+  w->EndArray();
+  w->Key("sessionsOnStaleServers").Int(sync.sessions_on_stale_servers);
+  if (!sync.error.empty()) w->Key("syncError").String(sync.error);
   w->EndObject();
 }
 
@@ -32,10 +69,11 @@ std::string WorkersReportToJson(const WorkersReport& report) {
   for (const WorkerReport& worker : report.workers) WriteWorker(worker, &w);
   w.EndArray();
   if (report.observed_at != absl::InfinitePast()) {
-    // google.protobuf.Timestamp's JSON form: RFC 3339 in UTC.
-    w.Key("observedAt")
-        .String(absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", report.observed_at, absl::UTCTimeZone()));
+    w.Key("observedAt").String(FormatTimestamp(report.observed_at));
   }
+  w.Key("warnings").BeginArray();
+  for (const std::string& warning : report.warnings) w.String(warning);
+  w.EndArray();
   w.EndObject();
   return w.Take();
 }

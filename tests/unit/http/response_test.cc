@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/cord.h"
+#include "agent/base/status_field.h"
 #include "gtest/gtest.h"
 
 namespace hawk::http {
@@ -142,8 +143,8 @@ TEST(ErrorFromStatus, MapsCodes) {
 }
 
 TEST(ErrorFromStatus, FieldFromPayload) {
-  absl::Status status = absl::InvalidArgumentError("weight must be 0..256");
-  status.SetPayload(kFieldPayloadUrl, absl::Cord("servers[1].weight"));
+  absl::Status status =
+      base::WithField(absl::InvalidArgumentError("weight must be 0..256"), "servers[1].weight");
   EXPECT_EQ(ErrorFromStatus(status).body,
             R"({"error":{"code":"INVALID_ARGUMENT","message":"weight must be 0..256",)"
             R"("field":"servers[1].weight"}})");

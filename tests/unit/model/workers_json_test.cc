@@ -20,6 +20,13 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
   leaving.reloads = 1;
   leaving.connections = 3;
   leaving.listed_as_old = true;
+  leaving.sync.applied_version = "v1";
+  leaving.sync.frozen = true;
+  leaving.sync.frozen_since = absl::FromUnixMillis(1764669601000);
+  leaving.sync.stale.push_back({"backend/be/server/s1", "address", "10.0.0.1", "10.0.0.2", "frozen"});
+  leaving.sync.refused.push_back(
+      {"backend/be/server/s1", "set server be/s1 addr 10.0.0.1", "Proxy is disabled."});
+  leaving.sync.sessions_on_stale_servers = 2;
   report.workers = {leaving, current};
   SortWorkers(&report.workers);
   report.observed_at = absl::FromUnixMillis(1764669600123);
@@ -27,10 +34,16 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
             R"({"masterReachable":true,"master":{"pid":9565,"reloads":10,"failedReloads":1,)"
             R"("version":"2.6.12","uptimeSeconds":112},"workers":[)"
             R"({"pid":12242,"role":"CURRENT","stopping":false,"reloads":0,"uptimeSeconds":0,)"
-            R"("version":"2.6.12","connections":0,"listedAsOld":false},)"
+            R"("version":"2.6.12","connections":0,"listedAsOld":false,"appliedVersion":"",)"
+            R"("inSync":false,"frozen":false,"stale":[],"refused":[],"sessionsOnStaleServers":0},)"
             R"({"pid":12155,"role":"LEAVING","stopping":true,"reloads":1,"uptimeSeconds":0,)"
-            R"("version":"","connections":3,"listedAsOld":true}],)"
-            R"("observedAt":"2025-12-02T10:00:00.123Z"})");
+            R"("version":"","connections":3,"listedAsOld":true,"appliedVersion":"v1",)"
+            R"("inSync":false,"frozen":true,"frozenSince":"2025-12-02T10:00:01.000Z",)"
+            R"("stale":[{"object":"backend/be/server/s1","field":"address","desired":"10.0.0.1",)"
+            R"("actual":"10.0.0.2","reason":"frozen"}],)"
+            R"("refused":[{"object":"backend/be/server/s1","command":"set server be/s1 addr )"
+            R"(10.0.0.1","reply":"Proxy is disabled."}],"sessionsOnStaleServers":2}],)"
+            R"("observedAt":"2025-12-02T10:00:00.123Z","warnings":[]})");
 }
 
 TEST(WorkersJsonTest, CurrentIsTheNewestCurrentWorker) {

@@ -1,0 +1,68 @@
+#pragma once
+
+// Actions (plan.h) → master-CLI commands for one worker, `@!<pid> …` (reference §2, §4.4, §4.5,
+// §10). Pure. Every command returned passes cli::ValidateCommand.
+//
+// Escaping (reference §4.4): the worker splits a line into words on unescaped spaces and tabs
+// and then drops every backslash that escapes a byte (`\x` → x, `\\` → \). Words go through
+// cli::EscapeWord (space, tab, ';', '\' escaped) and, on top, every '<' is escaped: 2.6 starts
+// a payload when a line merely ends with "<<" (`add map m k a<<` hangs waiting for one, seen on
+// 2.6.12) and 2.9+ when its last word starts with "<<", so no word may show a bare "<<".
+//
+// Map transactions (§10): `prepare map <name>` answers "New version created: N"; then
+// TransactionCommands adds the entries to version N and commits it. A fresh version is empty, so
+// no `clear map @N`. Entries go in `add map @N <name> <<` payloads when they are payload-safe,
+// else one by one as `add map @N <name> <key> <value>` with escaped words:
+//   - A payload line is never unescaped. HAProxy's payload parser (src/map.c
+//     cli_parse_add_map) takes the key up to the first space or tab, skips one separator and
+//     then every space and tab, and takes the rest of the line as the value. So a key is
+//     payload-safe when it is not empty and holds no space or tab (and, conservatively, does not
+//     start with '#'), and a value when it neither starts nor ends with a space or tab. An empty
+//     value is sent as the line "key " (the only form that can carry it: a CLI word cannot be
+//     empty).
+//   - Each payload command stays within cli::kMaxCommandWithPayloadBytes (12 KiB, prefix, " <<",
+//     every LF and the final empty line included): 2.6 silently applies nothing past ~21 KB and
+//     3.4.0 runs the tail of a ~32 KB payload as commands (§4.5). Entries are sent in the order
+//     of Action::entries; an escaped entry closes the payload before it.
+//   - An entry whose payload line would not fit in 12 KiB is sent escaped, as a single line of
+//     at most cli::kMaxLineBytes; longer than that, TransactionCommands fails.
+// ACLs get no payload: `add acl` refuses one ("'add acl' expects two parameters: ACL identifier
+// and pattern." on 2.6.12; the same check is in later src/map.c), so every pattern is one
+// escaped `add acl @N <name> <pattern>`.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "agent/cli/command.h"
+#include "agent/model/desired.h"
+#include "agent/plan/plan.h"
+
+namespace hawk::plan {
+
+// The command of a server action: `set server <b>/<s> addr <ip> [port <p>]`, `… fqdn <name>`,
+// `… weight <w>`, `… state ready|drain|maint`. Empty for a map or ACL action, and for a name or
+// address no escape can carry (LF, CR, NUL), which PlanWorker never hands out (it reports such
+// objects as StaleItems).
+std::vector<cli::Command> ServerCommands(int pid, const Action& action);
+
+// `prepare map <name>` / `prepare acl <name>` for a kReplaceMap / kReplaceAcl action. For any
+// other action, or a name no escape can carry, a Command with an empty line, which
+// cli::ValidateCommand (and so the client) refuses: nothing wrong is ever sent.
+cli::Command PrepareCommand(int pid, const Action& action);
+
+// The rest of the transaction once `prepare` answered version `version`: the `add map|acl @N`
+// commands, then `commit map|acl @N <name>`. InvalidArgument for a server action, a negative
+// version, an empty key or pattern, an empty value whose key is not payload-safe, a byte no
+// escape can carry, or an entry longer than cli::kMaxLineBytes once escaped.
+absl::StatusOr<std::vector<cli::Command>> TransactionCommands(int pid, const Action& action,
+                                                              int64_t version);
+
+// The payload-safety rules above, and the escaping of one CLI word.
+bool IsPayloadSafeKey(absl::string_view key);
+bool IsPayloadSafeValue(absl::string_view value);
+absl::StatusOr<std::string> EscapeArgument(absl::string_view word);
+
+}  // namespace hawk::plan

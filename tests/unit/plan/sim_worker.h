@@ -1,0 +1,447 @@
+#pragma once
+
+// A pure stand-in for one HAProxy worker behind the master CLI, for the planner's tests. It runs
+// the commands commands.h builds the way HAProxy reads them (src/cli.c word splitting and
+// unescaping, src/map.c payload parsing, src/server.c `set server` semantics as observed on
+// 2.6.12) and answers `show servers state` / `show map` / `show acl` as HAProxy prints them, so
+// that a round trip goes through the real parsers and builders (parse::, plan::*FromReply).
+//
+// It also checks what a real master and worker would misread: a line whose last word starts
+// with "<<" (a payload on 2.9+), a line ending with "<<" (a payload on 2.6), an unescaped ';'.
+
+#include <arpa/inet.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "agent/cli/command.h"
+#include "agent/parse/reply.h"
+#include "agent/parse/servers_state.h"
+#include "agent/plan/commands.h"
+#include "agent/plan/observed.h"
+#include "agent/plan/plan.h"
+#include "gtest/gtest.h"
+
+namespace hawk::model {
+// Readable gtest failures.
+inline void PrintTo(const StaleObject& item, std::ostream* os) {
+  *os << "{" << item.object << " " << item.field << ": desired \"" << item.desired
+      << "\", actual \"" << item.actual << "\", " << item.reason << "}";
+}
+}  // namespace hawk::model
+
+namespace hawk::plan {
+inline void PrintTo(const Action& action, std::ostream* os) {
+  *os << "{" << action.object() << " " << action.field() << "}";
+}
+}  // namespace hawk::plan
+
+namespace hawk::plan::testing {
+
+// HAProxy's cli_parse_request: words end at an unescaped space or tab; then `\\` → `\` and a
+// backslash before any other byte is dropped.
+inline std::vector<std::string> SplitCliWords(absl::string_view line) {
+  std::vector<std::string> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i == line.size()) break;
+    std::string word;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') {
+      if (line[i] == '\\') {
+        if (i + 1 == line.size()) break;  // a lone trailing backslash is dropped
+        word.push_back(line[i + 1]);
+        i += 2;
+        continue;
+      }
+      word.push_back(line[i++]);
+    }
+    words.push_back(std::move(word));
+  }
+  return words;
+}
+
+// The last word as the master sees it (raw bytes, escapes kept: src/cli.c pcli_parse_request).
+inline std::string RawLastWord(absl::string_view line) {
+  std::string last;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    if (i == line.size()) break;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') i += line[i] == '\\' ? 2 : 1;
+    last = std::string(line.substr(start, std::min(i, line.size()) - start));
+  }
+  return last;
+}
+
+// HAProxy prints addresses with inet_ntop: the canonical form. "" when not an IP literal.
+inline std::string CanonicalIp(const std::string& text) {
+  unsigned char bytes[16];
+  char out[INET6_ADDRSTRLEN];
+  if (inet_pton(AF_INET, text.c_str(), bytes) == 1) {
+    return inet_ntop(AF_INET, bytes, out, sizeof(out));
+  }
+  if (inet_pton(AF_INET6, text.c_str(), bytes) == 1) {
+    return inet_ntop(AF_INET6, bytes, out, sizeof(out));
+  }
+  return "";
+}
+
+struct SimEntry {
+  std::string key;
+  std::string value;  // unused for ACLs
+  friend bool operator==(const SimEntry&, const SimEntry&) = default;
+};
+
+struct SimPatternRef {
+  std::vector<SimEntry> current;
+  int64_t next_version = 0;
+  std::map<int64_t, std::vector<SimEntry>> prepared;
+};
+
+class SimWorker {
+ public:
+  explicit SimWorker(const ObservedWorker& observed, int pid = 4242) : pid_(pid) {
+    for (const auto& [name, backend] : observed.backends) {
+      if (backend.present) backends_[name] = backend.servers;
+    }
+    for (const auto& [name, map] : observed.maps) {
+      if (!map.present) continue;
+      SimPatternRef& ref = maps_[name];
+      for (const std::string& line : map.lines) {
+        size_t space = line.find(' ');
+        ref.current.push_back(space == std::string::npos
+                                  ? SimEntry{line, ""}
+                                  : SimEntry{line.substr(0, space), line.substr(space + 1)});
+      }
+    }
+    for (const auto& [name, acl] : observed.acls) {
+      if (!acl.present) continue;
+      SimPatternRef& ref = acls_[name];
+      for (const std::string& pattern : acl.patterns) ref.current.push_back({pattern, ""});
+    }
+  }
+
+  // A leaving worker after its soft-stop: server commands answer "Proxy is disabled.".
+  void set_frozen(bool frozen) { frozen_ = frozen; }
+
+  // Runs one command; the reply as HAProxy words it ("" for a silent success). Misframed
+  // commands fail the current test.
+  std::string Execute(const cli::Command& command) {
+    ++commands_run_;
+    absl::Status valid = cli::ValidateCommand(command);
+    EXPECT_TRUE(valid.ok()) << valid << ": " << command.line;
+    if (!valid.ok()) return "sim: invalid command";
+    std::string serialized = cli::Serialize(command);
+    EXPECT_LE(command.line.size(), cli::kMaxLineBytes);
+    if (!command.payload.empty()) {
+      EXPECT_LE(serialized.size(), cli::kMaxCommandWithPayloadBytes) << command.line;
+    }
+    // Neither the master (2.9+: last word starting with "<<") nor a 2.6 worker (line ending
+    // with "<<") may see a payload in a command that has none.
+    EXPECT_FALSE(absl::StartsWith(RawLastWord(command.line), "<<")) << command.line;
+    EXPECT_FALSE(absl::EndsWith(command.line, "<<")) << command.line;
+    std::string prefix = absl::StrCat("@!", pid_, " ");
+    EXPECT_TRUE(absl::StartsWith(command.line, prefix)) << command.line;
+    std::vector<std::string> args = SplitCliWords(command.line.substr(prefix.size()));
+    args.resize(std::max<size_t>(args.size(), 8));  // HAProxy fills unused slots with ""
+    if (args[0] == "set" && args[1] == "server") return SetServer(args);
+    if (args[0] == "prepare" && (args[1] == "map" || args[1] == "acl")) return Prepare(args);
+    if (args[0] == "add" && (args[1] == "map" || args[1] == "acl")) {
+      return Add(args, command.payload);
+    }
+    if (args[0] == "commit" && (args[1] == "map" || args[1] == "acl")) return Commit(args);
+    return "Unknown command.";
+  }
+
+  std::string ShowServersState(const std::string& backend) const {
+    auto found = backends_.find(backend);
+    if (found == backends_.end()) return "Can't find backend.\n\n";
+    std::vector<parse::ServerStateRow> rows;
+    std::vector<std::string> names;
+    for (const auto& [name, server] : found->second) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    for (const std::string& name : names) {
+      const ObservedServer& server = found->second.at(name);
+      parse::ServerStateRow row;
+      row.backend_id = 3;
+      row.backend = backend;
+      row.server_id = static_cast<int>(rows.size()) + 1;
+      row.server = name;
+      row.address = server.address;
+      row.op_state = server.op_state;
+      row.admin_state = server.admin_state;
+      row.user_weight = server.user_weight;
+      row.initial_weight = 1;
+      row.fqdn = server.fqdn;
+      row.port = server.port;
+      rows.push_back(std::move(row));
+    }
+    return absl::StrCat(parse::FormatServersStateFile(rows), "\n");
+  }
+
+  std::string ShowMap(const std::string& name) const { return Show(maps_, name, true); }
+  std::string ShowAcl(const std::string& name) const { return Show(acls_, name, false); }
+
+  // The current entries of a map, as pairs (what the payload and escaped forms really stored).
+  const std::vector<SimEntry>* MapEntries(const std::string& name) const {
+    auto found = maps_.find(name);
+    return found == maps_.end() ? nullptr : &found->second.current;
+  }
+  const std::vector<SimEntry>* AclEntries(const std::string& name) const {
+    auto found = acls_.find(name);
+    return found == acls_.end() ? nullptr : &found->second.current;
+  }
+
+  // What `show …` for each name in `like` (the same keys) reports now, through the real parsers.
+  ObservedWorker Observe(const ObservedWorker& like) const {
+    ObservedWorker out;
+    for (const auto& [name, unused] : like.backends) {
+      absl::StatusOr<ObservedBackend> backend = BackendFromReply(ShowServersState(name));
+      EXPECT_TRUE(backend.ok()) << backend.status();
+      if (backend.ok()) out.backends[name] = *std::move(backend);
+    }
+    for (const auto& [name, unused] : like.maps) {
+      absl::StatusOr<ObservedMap> map = MapFromReply(ShowMap(name));
+      EXPECT_TRUE(map.ok()) << map.status();
+      if (map.ok()) out.maps[name] = *std::move(map);
+    }
+    for (const auto& [name, unused] : like.acls) {
+      absl::StatusOr<ObservedAcl> acl = AclFromReply(ShowAcl(name));
+      EXPECT_TRUE(acl.ok()) << acl.status();
+      if (acl.ok()) out.acls[name] = *std::move(acl);
+    }
+    return out;
+  }
+
+  int commands_run() const { return commands_run_; }
+
+ private:
+  ObservedServer* FindServer(const std::string& target) {
+    std::pair<std::string, std::string> names = absl::StrSplit(target, absl::MaxSplits('/', 1));
+    auto backend = backends_.find(names.first);
+    if (backend == backends_.end()) return nullptr;
+    auto server = backend->second.find(names.second);
+    return server == backend->second.end() ? nullptr : &server->second;
+  }
+
+  std::string SetServer(const std::vector<std::string>& args) {
+    ObservedServer* server = FindServer(args[2]);
+    if (server == nullptr) return "No such server.";
+    if (frozen_) return "Proxy is disabled.";
+    const std::string& what = args[3];
+    if (what == "addr") {
+      std::string ip = CanonicalIp(args[4]);
+      if (ip.empty()) return absl::StrCat("Invalid addr '", args[4], "'");
+      // src/server.c srv_update_addr_port's wording.
+      std::string reply = ip == server->address
+                              ? "no need to change the addr"
+                              : absl::StrCat("IP changed from '", server->address, "' to '", ip,
+                                             "'");
+      server->address = ip;
+      if (args[5] == "port") {
+        int port = 0;
+        if (!absl::SimpleAtoi(args[6], &port) || port < 0 || port > 65535) return "Invalid port";
+        absl::StrAppend(&reply, port == server->port
+                                    ? ", no need to change the port"
+                                    : absl::StrCat(", port changed from '", server->port,
+                                                   "' to '", port, "'"));
+        server->port = port;
+      }
+      return absl::StrCat(reply, " by 'stats socket command'");
+    }
+    if (what == "fqdn") {
+      if (args[4].empty()) return "set server <b>/<s> requires an FQDN.";
+      server->fqdn = args[4];
+      return "";
+    }
+    if (what == "weight") {
+      int weight = 0;
+      if (!absl::SimpleAtoi(args[4], &weight) || weight < 0 || weight > 256) {
+        return "Absolute weight can only be between 0 and 256 inclusive.";
+      }
+      server->user_weight = weight;
+      return "";
+    }
+    if (what == "state") {
+      // src/server.h srv_adm_set_ready/drain/maint (maint also clears FDRAIN: seen on 2.6.12).
+      int& admin = server->admin_state;
+      if (args[4] == "ready") {
+        admin &= ~(parse::kAdminFMaint | parse::kAdminFDrain);
+      } else if (args[4] == "drain") {
+        admin = (admin | parse::kAdminFDrain) & ~parse::kAdminFMaint;
+      } else if (args[4] == "maint") {
+        admin = (admin | parse::kAdminFMaint) & ~parse::kAdminFDrain;
+      } else {
+        return "'set server <srv> state' expects 'ready', 'drain' and 'maint'.";
+      }
+      return "";
+    }
+    return "usage: set server <backend>/<server> …";
+  }
+
+  absl::flat_hash_map<std::string, SimPatternRef>& Refs(const std::string& kind) {
+    return kind == "map" ? maps_ : acls_;
+  }
+
+  static std::string Unknown(const std::string& kind) {
+    return kind == "map" ? "Unknown map identifier. Please use #<id> or <file>."
+                         : "Unknown ACL identifier. Please use #<id> or <file>.";
+  }
+
+  std::string Prepare(const std::vector<std::string>& args) {
+    auto found = Refs(args[1]).find(args[2]);
+    if (found == Refs(args[1]).end()) return Unknown(args[1]);
+    SimPatternRef& ref = found->second;
+    int64_t version = ++ref.next_version;
+    ref.prepared[version] = {};
+    return absl::StrCat("New version created: ", version);
+  }
+
+  // The version named by "@N" in args[2], or -1.
+  static int64_t Version(const std::string& word) {
+    int64_t version = -1;
+    if (!absl::StartsWith(word, "@") || !absl::SimpleAtoi(word.substr(1), &version)) return -1;
+    return version;
+  }
+
+  std::string Add(std::vector<std::string> args, const std::vector<std::string>& payload) {
+    const std::string kind = args[1];
+    int64_t version = -2;
+    if (!args[2].empty() && args[2][0] == '@') {
+      version = Version(args[2]);
+      args.erase(args.begin() + 2);
+      args.emplace_back();
+    }
+    bool is_map = kind == "map";
+    bool has_payload = !payload.empty();
+    if (is_map ? (has_payload ? args[2].empty() : args[4].empty())
+               : (args[2].empty() || args[3].empty())) {
+      return is_map ? "'add map' expects three parameters (map identifier, key and value) or "
+                      "one parameter (map identifier) and a payload"
+                    : "'add acl' expects two parameters: ACL identifier and pattern.";
+    }
+    auto found = Refs(kind).find(args[2]);
+    if (found == Refs(kind).end()) return Unknown(kind);
+    SimPatternRef& ref = found->second;
+    std::vector<SimEntry>* target = &ref.current;
+    if (version != -2) {
+      auto prepared = ref.prepared.find(version);
+      if (prepared == ref.prepared.end()) {
+        return "Version number in the future, please use 'prepare map' before.";
+      }
+      target = &prepared->second;
+    }
+    if (!has_payload) {
+      // Only args[3] (and args[4] for a map) are read: extra words are silently ignored.
+      target->push_back(SimEntry{args[3], is_map ? args[4] : ""});
+      return "";
+    }
+    // src/map.c cli_parse_add_map with a payload: the lines joined by LF; the key ends at the
+    // first space or tab (not at LF!), one separator is skipped, then every space and tab; the
+    // value is the rest of the line.
+    std::string text = absl::StrJoin(payload, "\n");
+    size_t p = 0;
+    while (p < text.size()) {
+      size_t key_end = text.find_first_of(" \t", p);
+      if (key_end == std::string::npos) {
+        return absl::StrCat("Missing value for key '", text.substr(p), "'.");
+      }
+      std::string key = text.substr(p, key_end - p);
+      p = key_end + 1;
+      while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
+      size_t value_end = text.find('\n', p);
+      if (value_end == std::string::npos) value_end = text.size();
+      target->push_back(SimEntry{key, text.substr(p, value_end - p)});
+      p = value_end < text.size() ? value_end + 1 : value_end;
+    }
+    return "";
+  }
+
+  std::string Commit(const std::vector<std::string>& args) {
+    int64_t version = Version(args[2]);
+    if (version < 0) return "Missing version number.";
+    auto found = Refs(args[1]).find(args[3]);
+    if (found == Refs(args[1]).end()) return Unknown(args[1]);
+    SimPatternRef& ref = found->second;
+    auto prepared = ref.prepared.find(version);
+    if (prepared == ref.prepared.end()) return "Version number out of range.";
+    ref.current = std::move(prepared->second);
+    ref.prepared.clear();  // a commit drops the older versions
+    return "";
+  }
+
+  static std::string Show(const absl::flat_hash_map<std::string, SimPatternRef>& refs,
+                          const std::string& name, bool is_map) {
+    auto found = refs.find(name);
+    if (found == refs.end()) {
+      return absl::StrCat(is_map ? Unknown("map") : Unknown("acl"), "\n\n");
+    }
+    std::string out;
+    uint64_t pointer = 0x557909023000;
+    for (const SimEntry& entry : found->second.current) {
+      // "%p %s %s" / "%p %s" (src/map.c cli_io_handler_pat_list).
+      absl::StrAppend(&out, "0x", absl::Hex(pointer), " ", entry.key);
+      if (is_map) absl::StrAppend(&out, " ", entry.value);
+      out.push_back('\n');
+      pointer += 0x90;
+    }
+    out.push_back('\n');
+    return out;
+  }
+
+  int pid_;
+  bool frozen_ = false;
+  int commands_run_ = 0;
+  absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, ObservedServer>> backends_;
+  absl::flat_hash_map<std::string, SimPatternRef> maps_;
+  absl::flat_hash_map<std::string, SimPatternRef> acls_;
+};
+
+// Applies `plan` to `observed` through the commands commands.h builds, then observes every
+// object of `observed` again. Every command must succeed (or, on a frozen worker, only map and
+// ACL commands are sent: PlanWorker leaves the servers out).
+inline ObservedWorker Apply(const ObservedWorker& observed, const Plan& plan, bool frozen = false,
+                            int pid = 4242) {
+  SimWorker sim(observed, pid);
+  sim.set_frozen(frozen);
+  for (const Action& action : plan.actions) {
+    if (action.kind == ActionKind::kReplaceMap || action.kind == ActionKind::kReplaceAcl) {
+      std::string reply = sim.Execute(PrepareCommand(pid, action));
+      absl::StatusOr<int64_t> version = parse::ParseNewVersion(reply);
+      EXPECT_TRUE(version.ok()) << version.status();
+      if (!version.ok()) continue;
+      absl::StatusOr<std::vector<cli::Command>> commands =
+          TransactionCommands(pid, action, *version);
+      EXPECT_TRUE(commands.ok()) << commands.status();
+      if (!commands.ok()) continue;
+      for (const cli::Command& command : *commands) {
+        std::string answer = sim.Execute(command);
+        EXPECT_TRUE(parse::ClassifyMutationReply(answer).ok()) << answer << " ← " << command.line;
+      }
+      continue;
+    }
+    std::vector<cli::Command> commands = ServerCommands(pid, action);
+    EXPECT_EQ(commands.size(), 1u) << action.object();
+    for (const cli::Command& command : commands) {
+      std::string answer = sim.Execute(command);
+      EXPECT_TRUE(parse::ClassifyMutationReply(answer).ok()) << answer << " ← " << command.line;
+    }
+  }
+  return sim.Observe(observed);
+}
+
+}  // namespace hawk::plan::testing
