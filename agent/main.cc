@@ -34,6 +34,14 @@ ABSL_FLAG(std::vector<std::string>, probe_listen, {},
           "Where to serve only /healthz and /readyz for probes, e.g. tcp:0.0.0.0:8081. Repeatable");
 ABSL_FLAG(absl::Duration, poll_interval, absl::Seconds(1),
           "How often to re-read the worker list (reloads are noticed at once anyway)");
+ABSL_FLAG(std::string, state_dir, "",
+          "Directory where the desired state is persisted before each PUT is acknowledged, and "
+          "loaded from at start (created with mode 0700). Empty: memory only");
+ABSL_FLAG(absl::Duration, resync_interval, absl::Seconds(10),
+          "How often every worker is re-observed and repaired (drift behind hawk's back)");
+ABSL_FLAG(std::string, workers, "all",
+          "Which workers get the desired state: all (current and leaving) or current (only the "
+          "current one, as stats-socket controllers do; a baseline for comparisons)");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warn or error");
 
 namespace {
@@ -105,6 +113,20 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   config.poll_interval = absl::GetFlag(FLAGS_poll_interval);
   if (config.poll_interval < absl::Milliseconds(10) || config.poll_interval > absl::Hours(1)) {
     return absl::InvalidArgumentError("--poll-interval must be between 10ms and 1h");
+  }
+  config.state_dir = absl::GetFlag(FLAGS_state_dir);
+  config.resync_interval = absl::GetFlag(FLAGS_resync_interval);
+  if (config.resync_interval < absl::Milliseconds(100) || config.resync_interval > absl::Hours(24)) {
+    return absl::InvalidArgumentError("--resync-interval must be between 100ms and 24h");
+  }
+  std::string workers = absl::GetFlag(FLAGS_workers);
+  if (workers == "all") {
+    config.leaving_workers = true;
+  } else if (workers == "current") {
+    config.leaving_workers = false;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--workers: \"", workers, "\" is not one of all, current"));
   }
   std::string level = absl::GetFlag(FLAGS_log_level);
   if (level == "debug") {

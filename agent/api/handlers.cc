@@ -33,9 +33,9 @@ void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* regist
   });
 }
 
-void RegisterWorkerRoutes(Router* router, const registry::WorkerRegistry* registry) {
-  router->Add("GET", "/v1/workers", [registry](const http::Request&, http::Responder responder) {
-    responder.Send(Json(200, model::WorkersReportToJson(registry->Snapshot())));
+void RegisterWorkerRoutes(Router* router, std::function<model::WorkersReport()> snapshot) {
+  router->Add("GET", "/v1/workers", [snapshot](const http::Request&, http::Responder responder) {
+    responder.Send(Json(200, model::WorkersReportToJson(snapshot())));
   });
 }
 

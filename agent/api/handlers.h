@@ -3,7 +3,10 @@
 // The endpoints. Each Register* function adds its routes; the app decides which listener gets
 // which (the probe listener serves only health and readiness).
 
+#include <functional>
+
 #include "agent/api/router.h"
+#include "agent/model/workers.h"
 #include "agent/registry/registry.h"
 
 namespace hawk::api {
@@ -12,7 +15,7 @@ namespace hawk::api {
 // and a CURRENT worker is known, else 503 with the reason.
 void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry);
 
-// GET /v1/workers: the per-worker report.
-void RegisterWorkerRoutes(Router* router, const registry::WorkerRegistry* registry);
+// GET /v1/workers: the per-worker report, as `snapshot` composes it.
+void RegisterWorkerRoutes(Router* router, std::function<model::WorkersReport()> snapshot);
 
 }  // namespace hawk::api

@@ -1,10 +1,15 @@
 #include "agent/app/app.h"
 
 #include "absl/time/clock.h"
+#include "absl/strings/str_cat.h"
 #include "agent/api/handlers.h"
+#include "agent/api/state_api.h"
 #include "agent/base/log.h"
 
 namespace hawk::app {
+namespace {
+constexpr size_t kMaxApiBodyBytes = 32 * 1024 * 1024;
+}  // namespace
 
 App::App(uv::Loop* loop, Config config) : loop_(loop), config_(std::move(config)) {}
 
@@ -31,13 +36,53 @@ absl::Status App::Init() {
   registry_ = std::make_unique<registry::WorkerRegistry>(
       loop_->get(), client_.get(), registry_options, [] { return absl::Now(); });
 
+  reconcile::ReconcilerOptions reconciler_options;
+  reconciler_options.resync_interval = config_.resync_interval;
+  reconciler_options.leaving_workers = config_.leaving_workers;
+  reconciler_ = std::make_unique<reconcile::Reconciler>(
+      loop_->get(), client_.get(), registry_.get(), reconciler_options, [] { return absl::Now(); });
+
+  if (!config_.state_dir.empty()) {
+    absl::StatusOr<std::unique_ptr<store::StateStore>> store =
+        store::StateStore::Open(config_.state_dir);
+    if (!store.ok()) return store.status();
+    store_ = *std::move(store);
+    absl::StatusOr<absl::optional<model::DesiredState>> loaded = store_->Load();
+    if (!loaded.ok()) {
+      // Refuse to start rather than serve without the state a controller was promised is kept.
+      return absl::Status(loaded.status().code(),
+                          absl::StrCat("--state-dir: ", loaded.status().message()));
+    }
+    if (loaded->has_value()) {
+      base::LogInfo("loaded desired state \"", (*loaded)->version, "\" from ", store_->path());
+      reconciler_->SetDesired(**std::move(loaded));
+    }
+  } else {
+    base::LogWarn("no --state-dir: the desired state is kept in memory only and is lost when "
+                  "hawk restarts");
+  }
+
+  watch_ = std::make_unique<api::WatchHub>(
+      loop_->get(), [this] { return Snapshot(); }, [] { return absl::Now(); });
+  registry_->AddListener(
+      [this](const model::WorkersReport&, const registry::WorkerChanges&) { watch_->OnChange(); });
+  reconciler_->AddListener([this] { watch_->OnChange(); });
+
   api::RegisterHealthRoutes(&api_router_, registry_.get());
-  api::RegisterWorkerRoutes(&api_router_, registry_.get());
+  api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
+  api::RegisterStateRoutes(&api_router_, reconciler_.get(), store_.get());
+  api_router_.Add("GET", "/v1/watch", [this](const http::Request& request, http::Responder r) {
+    watch_->Handle(request, std::move(r));
+  });
   api::RegisterHealthRoutes(&probe_router_, registry_.get());
 
   auto listen = [this](const base::Address& address, const api::Router* router) -> absl::Status {
+    http::ServerOptions options;
+    if (router == &api_router_) {
+      options.parser.max_body_bytes = kMaxApiBodyBytes;  // a desired state with large maps
+    }
     absl::StatusOr<std::unique_ptr<http::Server>> server =
-        http::Server::Create(loop_->get(), address, http::ServerOptions{},
+        http::Server::Create(loop_->get(), address, options,
                              [router](const http::Request& request, http::Responder responder) {
                                router->Handle(request, std::move(responder));
                              });
@@ -55,14 +100,25 @@ absl::Status App::Init() {
 
   client_->Start();
   registry_->Start();
+  reconciler_->Start();
   base::LogInfo("watching HAProxy master CLI at ", config_.master_socket.ToString());
   return absl::OkStatus();
 }
 
+model::WorkersReport App::Snapshot() const {
+  model::WorkersReport report = registry_->Snapshot();
+  reconciler_->Annotate(&report);
+  return report;
+}
+
 void App::Stop() {
-  // Servers first (they read the registry), then the registry (it uses the client).
+  // Users before what they use: servers and the watch hub read the reconciler and the
+  // registry, the reconciler uses the registry and the client, the registry uses the client.
   servers_.clear();
+  watch_.reset();
+  reconciler_.reset();
   registry_.reset();
+  store_.reset();
   client_.reset();
 }
 

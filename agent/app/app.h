@@ -12,7 +12,10 @@
 #include "agent/base/address.h"
 #include "agent/cli/client.h"
 #include "agent/http/server.h"
+#include "agent/api/watch.h"
+#include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
+#include "agent/store/state_store.h"
 #include "agent/uv/loop.h"
 
 namespace hawk::app {
@@ -23,6 +26,9 @@ struct Config {
   std::vector<base::Address> probe_listen;  // /healthz and /readyz only
   absl::Duration poll_interval = absl::Seconds(1);
   int max_master_connections = 2;
+  std::string state_dir;  // empty: the desired state lives in memory only
+  absl::Duration resync_interval = absl::Seconds(10);
+  bool leaving_workers = true;  // --workers=all (default) or current
 };
 
 class App {
@@ -36,11 +42,15 @@ class App {
  private:
   App(uv::Loop* loop, Config config);
   absl::Status Init();
+  model::WorkersReport Snapshot() const;
 
   uv::Loop* loop_;
   Config config_;
   std::unique_ptr<cli::MasterClient> client_;
   std::unique_ptr<registry::WorkerRegistry> registry_;
+  std::unique_ptr<store::StateStore> store_;
+  std::unique_ptr<reconcile::Reconciler> reconciler_;
+  std::unique_ptr<api::WatchHub> watch_;
   api::Router api_router_;
   api::Router probe_router_;
   std::vector<std::unique_ptr<http::Server>> servers_;

@@ -4,6 +4,7 @@
 
 #include <google/protobuf/util/json_util.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -122,6 +123,91 @@ TEST_F(ContractTest, WorkersReportWithALeavingWorker) {
   EXPECT_TRUE(ParsesStrictly(printed, &again));
   EXPECT_EQ(again.SerializeAsString(), report.SerializeAsString());
   EXPECT_TRUE(slow.Wait(seconds(5)));
+}
+
+TEST_F(ContractTest, DesiredStatePushAndWatch) {
+  haproxy_ = std::make_unique<HaproxyProcess>(dir_,
+                                              StateHaproxyConfig(dir_, port_, backend_->port()));
+  ASSERT_TRUE(haproxy_->Start());
+  HawkProcess hawk(dir_, haproxy_->master_socket(), {"--state-dir", dir_.File("state")});
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return hawk.Get("/readyz").status == 200; }, seconds(5)));
+
+  hawk::v1::ErrorResponse error;
+  HttpResult missing = hawk.Get("/v1/state");
+  EXPECT_EQ(missing.status, 404);
+  EXPECT_TRUE(ParsesStrictly(missing.body, &error));
+
+  std::string body = R"({"version":"c1","generation":"3","backends":[{"name":"be_app","servers":[)"
+                     R"({"name":"SRV_1","address":"127.0.0.1","port":)" +
+                     std::to_string(backend_->port()) +
+                     R"(,"weight":10,"state":"READY"},{"name":"NOPE","address":"::1"}]}],)"
+                     R"("maps":[{"name":")" +
+                     dir_.File("hosts.map") +
+                     R"(","entries":[{"key":"a","value":"be_app"}]}],"acls":[{"name":")" +
+                     dir_.File("blocked.acl") + R"(","patterns":["192.0.2.0/24"]}]})";
+  // The request body itself is a DesiredState.
+  hawk::v1::DesiredState sent;
+  ASSERT_TRUE(ParsesStrictly(body, &sent));
+
+  HttpResult put = hawk.Put("/v1/state", body);
+  ASSERT_EQ(put.status, 200) << put.body;
+  hawk::v1::PushResponse push;
+  ASSERT_TRUE(ParsesStrictly(put.body, &push));
+  EXPECT_EQ(push.version(), "c1");
+  EXPECT_EQ(push.generation(), 3);
+  ASSERT_EQ(push.workers_size(), 1);
+  // The worker has no server NOPE: reported for that worker, not a failure of the push.
+  EXPECT_EQ(push.workers(0).result(), hawk::v1::PARTIAL);
+  ASSERT_GE(push.workers(0).stale_size(), 1);
+  EXPECT_EQ(push.workers(0).stale(0).object(), "backend/be_app/server/NOPE");
+
+  // GET returns the canonical form: servers (like backends, maps and ACLs) sorted by name.
+  hawk::v1::DesiredState canonical = sent;
+  for (hawk::v1::Backend& backend : *canonical.mutable_backends()) {
+    std::sort(backend.mutable_servers()->begin(), backend.mutable_servers()->end(),
+              [](const hawk::v1::Server& a, const hawk::v1::Server& b) {
+                return a.name() < b.name();
+              });
+  }
+  hawk::v1::DesiredState state;
+  HttpResult got = hawk.Get("/v1/state");
+  ASSERT_TRUE(ParsesStrictly(got.body, &state));
+  EXPECT_EQ(state.SerializeAsString(), canonical.SerializeAsString());
+
+  hawk::v1::WorkersReport report;
+  ASSERT_TRUE(ParsesStrictly(hawk.Get("/v1/workers").body, &report));
+  ASSERT_EQ(report.workers_size(), 1);
+  EXPECT_FALSE(report.workers(0).in_sync());
+  EXPECT_EQ(report.workers(0).stale_size(), 1);
+
+  HttpResult invalid = hawk.Put("/v1/state", R"({"version":"x","maps":[{"name":"rel"}]})");
+  EXPECT_EQ(invalid.status, 400);
+  ASSERT_TRUE(ParsesStrictly(invalid.body, &error));
+  EXPECT_EQ(error.error().field(), "maps[0].name");
+
+  std::string connect_error;
+  auto watch = HttpConnection::Connect(hawk.api_address(), seconds(2), &connect_error);
+  ASSERT_NE(watch, nullptr) << connect_error;
+  HttpRequest request;
+  request.target = "/v1/watch?heartbeatMs=100";
+  ASSERT_TRUE(watch->SendRequest(request, seconds(2)));
+  ASSERT_EQ(watch->ReadResponseHead(seconds(2)).status, 200);
+  std::string stream;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        if (auto chunk = watch->ReadChunk(std::chrono::milliseconds(50))) stream += *chunk;
+        return stream.find("heartbeat") != std::string::npos;
+      },
+      seconds(3), std::chrono::milliseconds(0)));
+  size_t lines = 0;
+  for (size_t start = 0, end; (end = stream.find('\n', start)) != std::string::npos;
+       start = end + 1) {
+    hawk::v1::WatchEvent event;
+    EXPECT_TRUE(ParsesStrictly(stream.substr(start, end - start), &event));
+    ++lines;
+  }
+  EXPECT_GE(lines, 2u);
 }
 
 }  // namespace

@@ -67,6 +67,23 @@ WorkersView ParseWorkersView(const std::string& json) {
     }
     worker.role = std::string(role);
     worker.stopping = stopping;
+    std::string_view applied;
+    if (w["appliedVersion"].get_string().get(applied) == simdjson::SUCCESS) {
+      worker.applied_version = std::string(applied);
+    }
+    bool flag = false;
+    if (w["inSync"].get_bool().get(flag) == simdjson::SUCCESS) worker.in_sync = flag;
+    if (w["frozen"].get_bool().get(flag) == simdjson::SUCCESS) worker.frozen = flag;
+    get_int(w, "sessionsOnStaleServers", &worker.sessions_on_stale_servers);
+    simdjson::dom::array stale;
+    if (w["stale"].get_array().get(stale) == simdjson::SUCCESS) {
+      for (simdjson::dom::element item : stale) {
+        std::string_view object;
+        if (item["object"].get_string().get(object) == simdjson::SUCCESS) {
+          worker.stale_objects.emplace_back(object);
+        }
+      }
+    }
     view.workers.push_back(worker);
   }
   view.ok = true;
@@ -89,6 +106,37 @@ std::string BasicHaproxyConfig(int frontend_port, int backend_port,
          "    default_backend be_app\n"
          "backend be_app\n"
          "    server SRV_1 127.0.0.1:" +
+         std::to_string(backend_port) + "\n";
+}
+
+std::string StateHaproxyConfig(const TempDir& dir, int frontend_port, int backend_port,
+                               const std::string& extra_global) {
+  WriteFile(dir.File("hosts.map"), "");
+  WriteFile(dir.File("blocked.acl"), "");
+  return "global\n" + extra_global +
+         "defaults\n"
+         "    mode http\n"
+         "    timeout connect 1s\n"
+         "    timeout client 30s\n"
+         "    timeout server 30s\n"
+         "frontend fe\n"
+         "    bind 127.0.0.1:" +
+         std::to_string(frontend_port) +
+         "\n"
+         "    http-after-response set-header X-Pid %pid\n"
+         "    http-request deny if { src -f " +
+         dir.File("blocked.acl") +
+         " }\n"
+         "    use_backend %[req.hdr(host),lower,map(" +
+         dir.File("hosts.map") +
+         ",be_app)]\n"
+         "backend be_app\n"
+         "    server SRV_1 127.0.0.1:" +
+         std::to_string(backend_port) +
+         "\n"
+         "    server SRV_2 192.0.2.1:80 disabled\n"
+         "backend be_other\n"
+         "    server o1 127.0.0.1:" +
          std::to_string(backend_port) + "\n";
 }
 
@@ -152,6 +200,10 @@ bool HawkProcess::WaitServing(std::chrono::milliseconds deadline) {
 
 HttpResult HawkProcess::Get(const std::string& target) const {
   return Fetch(api_address(), "GET", target, "", std::chrono::seconds(5));
+}
+
+HttpResult HawkProcess::Put(const std::string& target, const std::string& body) const {
+  return Fetch(api_address(), "PUT", target, body, std::chrono::seconds(10));
 }
 
 WorkersView HawkProcess::Workers() const {

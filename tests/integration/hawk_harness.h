@@ -22,6 +22,11 @@ struct WorkerView {
   bool stopping = false;
   int reloads = 0;
   int connections = 0;
+  std::string applied_version;
+  bool in_sync = false;
+  bool frozen = false;
+  std::vector<std::string> stale_objects;  // "backend/be_app/server/SRV_1", …
+  int sessions_on_stale_servers = 0;
 };
 struct WorkersView {
   bool ok = false;
@@ -42,6 +47,12 @@ WorkersView ParseWorkersView(const std::string& json);
 // A small HAProxy config: frontend on `frontend_port`, backend be_app with SRV_1 at
 // 127.0.0.1:`backend_port`, and `extra_global` lines in the global section.
 std::string BasicHaproxyConfig(int frontend_port, int backend_port,
+                               const std::string& extra_global = "");
+
+// A config for desired-state tests: like BasicHaproxyConfig, plus SRV_2 (192.0.2.1:80,
+// disabled), a map <dir>/hosts.map that routes by Host header (default be_app) and an ACL file
+// <dir>/blocked.acl that denies matching source addresses. Writes both files (empty).
+std::string StateHaproxyConfig(const TempDir& dir, int frontend_port, int backend_port,
                                const std::string& extra_global = "");
 
 // The hawk_test_backend binary (path from HAWK_TEST_BACKEND), started on a free port.
@@ -77,6 +88,7 @@ class HawkProcess {
   // Waits until the API socket answers /healthz.
   bool WaitServing(std::chrono::milliseconds deadline = std::chrono::seconds(5));
   HttpResult Get(const std::string& target) const;
+  HttpResult Put(const std::string& target, const std::string& body) const;
   WorkersView Workers() const;
 
  private:

@@ -1,0 +1,388 @@
+// Desired state on every worker, against a real HAProxy 2.6 in master-worker mode. HAProxy's
+// state is checked through the master CLI from the test itself (tests/support), not via hawk.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gtest/gtest.h"
+#include "tests/integration/hawk_harness.h"
+#include "tests/support/free_port.h"
+#include "tests/support/in_flight_request.h"
+#include "tests/support/master_cli.h"
+#include "tests/support/wait_until.h"
+
+namespace hawk::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+long MsSince(Clock::time_point t) {
+  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
+}
+
+// One server's row of `show servers state`, by column name.
+struct ServerRow {
+  std::string address;
+  int port = 0;
+  int admin = -1;
+  int weight = -1;
+};
+
+class StateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_a_ = std::make_unique<Backend>(dir_, "A");
+    backend_b_ = std::make_unique<Backend>(dir_, "B");
+    ASSERT_TRUE(backend_a_->ok()) << backend_a_->error();
+    ASSERT_TRUE(backend_b_->ok()) << backend_b_->error();
+    frontend_port_ = FreeTcpPort();
+  }
+  void StartHaproxy(const std::string& extra_global = "") {
+    haproxy_ = std::make_unique<HaproxyProcess>(
+        dir_, StateHaproxyConfig(dir_, frontend_port_, backend_a_->port(), extra_global));
+    Result started = haproxy_->Start();
+    ASSERT_TRUE(started) << started.error;
+  }
+  void StartHawk() {
+    hawk_ = std::make_unique<HawkProcess>(
+        dir_, haproxy_->master_socket(),
+        std::vector<std::string>{"--state-dir", dir_.File("state")});
+    ASSERT_TRUE(hawk_->ok()) << hawk_->error();
+    ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
+    ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))
+        << hawk_->LogTail();
+  }
+
+  std::string Cli(int pid, const std::string& command) {
+    return MasterCli::Command(haproxy_->master_socket(),
+                              "@!" + std::to_string(pid) + " " + command);
+  }
+  ServerRow Server(int pid, const std::string& backend, const std::string& server) {
+    std::string text = Cli(pid, "show servers state " + backend);
+    std::vector<std::string> header;
+    ServerRow row;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      std::vector<std::string> cols = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (absl::StartsWith(line, "# be_id")) {
+        header.assign(cols.begin() + 1, cols.end());
+        continue;
+      }
+      if (header.empty() || cols.size() < header.size() || cols[3] != server) continue;
+      for (size_t i = 0; i < header.size(); ++i) {
+        if (header[i] == "srv_addr") row.address = cols[i];
+        if (header[i] == "srv_port") row.port = std::stoi(cols[i]);
+        if (header[i] == "srv_admin_state") row.admin = std::stoi(cols[i]);
+        if (header[i] == "srv_uweight") row.weight = std::stoi(cols[i]);
+      }
+    }
+    return row;
+  }
+  // `show map <file>` as "key value" lines, sorted.
+  std::vector<std::string> Map(int pid, const std::string& file) {
+    std::vector<std::string> lines;
+    for (absl::string_view line : absl::StrSplit(Cli(pid, "show map " + file), '\n')) {
+      size_t space = line.find(' ');
+      if (!absl::StartsWith(line, "0x") || space == absl::string_view::npos) continue;
+      lines.emplace_back(line.substr(space + 1));
+    }
+    std::sort(lines.begin(), lines.end());
+    return lines;
+  }
+  std::string DesiredJson(const std::string& version, int srv1_port, const std::string& map_value,
+                          const std::string& generation = "") {
+    return absl::StrCat(
+        R"({"version":")", version, "\"", generation.empty() ? "" : ",\"generation\":" + generation,
+        R"(,"backends":[{"name":"be_app","servers":[)",
+        R"({"name":"SRV_1","address":"127.0.0.1","port":)", srv1_port,
+        R"(,"weight":77,"state":"READY"},)",
+        R"({"name":"SRV_2","address":"192.0.2.7","port":8080,"state":"MAINT"}]}],)",
+        R"("maps":[{"name":")", dir_.File("hosts.map"),
+        R"(","entries":[{"key":"a.example.com","value":")", map_value,
+        R"("},{"key":"k with spaces; and semicolons","value":"v \\ x"}]}],)",
+        R"("acls":[{"name":")", dir_.File("blocked.acl"), R"(","patterns":["192.0.2.0/24"]}]})");
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Backend> backend_a_;
+  std::unique_ptr<Backend> backend_b_;
+  std::unique_ptr<HaproxyProcess> haproxy_;
+  std::unique_ptr<HawkProcess> hawk_;
+  int frontend_port_ = -1;
+};
+
+// (a)
+TEST_F(StateTest, PutReachesTheCurrentWorker) {
+  StartHaproxy();
+  StartHawk();
+  int worker = haproxy_->CurrentWorkerPid();
+  HttpResult put = hawk_->Put("/v1/state", DesiredJson("v1", backend_b_->port(), "be_other"));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_NE(put.body.find("\"result\":\"APPLIED\""), std::string::npos) << put.body;
+
+  ServerRow srv1 = Server(worker, "be_app", "SRV_1");
+  EXPECT_EQ(srv1.address, "127.0.0.1");
+  EXPECT_EQ(srv1.port, backend_b_->port());
+  EXPECT_EQ(srv1.weight, 77);
+  EXPECT_EQ(srv1.admin & 0x09, 0);
+  ServerRow srv2 = Server(worker, "be_app", "SRV_2");
+  EXPECT_EQ(srv2.address, "192.0.2.7");
+  EXPECT_EQ(srv2.admin & 0x01, 1);
+  EXPECT_EQ(Map(worker, dir_.File("hosts.map")),
+            (std::vector<std::string>{"a.example.com be_other", "k with spaces; and semicolons v \\ x"}));
+  EXPECT_NE(Cli(worker, "show acl " + dir_.File("blocked.acl")).find("192.0.2.0/24"),
+            std::string::npos);
+  // The traffic agrees: SRV_1 now points at backend B.
+  HttpResult r = Fetch("tcp:127.0.0.1:" + std::to_string(frontend_port_), "GET", "/");
+  EXPECT_EQ(r.body, "B\n");
+
+  WorkersView view = hawk_->Workers();
+  ASSERT_EQ(view.workers.size(), 1u) << view.raw;
+  EXPECT_EQ(view.workers[0].applied_version, "v1");
+  EXPECT_TRUE(view.workers[0].in_sync);
+  HttpResult state = hawk_->Get("/v1/state");
+  EXPECT_EQ(state.status, 200);
+  EXPECT_NE(state.body.find("\"version\":\"v1\""), std::string::npos);
+}
+
+// (b)
+TEST_F(StateTest, WithinGraceTheLeavingWorkerGetsTheNewAddress) {
+  StartHaproxy("    grace 3s\n");
+  StartHawk();
+  ASSERT_EQ(hawk_->Put("/v1/state", DesiredJson("v1", backend_a_->port(), "be_app")).status, 200);
+  int old_worker = haproxy_->CurrentWorkerPid();
+  InFlightRequest slow(frontend_port_, "/slow?ms=4000");
+  ASSERT_TRUE(slow.WaitSent(seconds(2)));
+  ASSERT_TRUE(WaitUntil([&] { return Cli(old_worker, "show info").find("CurrConns: 1") !=
+                                     std::string::npos; },
+                        seconds(2)));
+  ASSERT_TRUE(haproxy_->ReloadViaCli());
+  int new_worker = haproxy_->WaitForNewWorker(old_worker);
+  ASSERT_GT(new_worker, 0);
+  ASSERT_TRUE(WaitUntil([&] { return hawk_->Workers().PidsWithRole("LEAVING").size() == 1; },
+                        seconds(2)));
+
+  HttpResult put = hawk_->Put("/v1/state", DesiredJson("v2", backend_b_->port(), "be_app"));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_EQ(Server(old_worker, "be_app", "SRV_1").port, backend_b_->port());
+  EXPECT_EQ(Server(new_worker, "be_app", "SRV_1").port, backend_b_->port());
+  EXPECT_NE(put.body.find(absl::StrCat(R"({"pid":)", old_worker, R"(,"role":"LEAVING","result":"APPLIED")")),
+            std::string::npos)
+      << put.body;
+  EXPECT_NE(put.body.find(absl::StrCat(R"({"pid":)", new_worker, R"(,"role":"CURRENT","result":"APPLIED")")),
+            std::string::npos)
+      << put.body;
+}
+
+// (c)
+TEST_F(StateTest, WithoutGraceTheLeavingWorkerIsFrozenButGetsMaps) {
+  StartHaproxy();
+  StartHawk();
+  ASSERT_EQ(hawk_->Put("/v1/state", DesiredJson("v1", backend_a_->port(), "be_app")).status, 200);
+  int old_worker = haproxy_->CurrentWorkerPid();
+  InFlightRequest slow(frontend_port_, "/slow?ms=3000");
+  ASSERT_TRUE(slow.WaitSent(seconds(2)));
+  ASSERT_TRUE(WaitUntil([&] { return Cli(old_worker, "show info").find("CurrConns: 1") !=
+                                     std::string::npos; },
+                        seconds(2)));
+  ASSERT_TRUE(haproxy_->ReloadViaCli());
+  ASSERT_GT(haproxy_->WaitForNewWorker(old_worker), 0);
+  ASSERT_TRUE(WaitUntil([&] { return hawk_->Workers().PidsWithRole("LEAVING").size() == 1; },
+                        seconds(2)));
+
+  HttpResult put = hawk_->Put("/v1/state", DesiredJson("v2", backend_b_->port(), "be_other"));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_NE(put.body.find("Proxy is disabled."), std::string::npos) << put.body;
+  EXPECT_NE(put.body.find(absl::StrCat(R"({"pid":)", old_worker, R"(,"role":"LEAVING","result":"PARTIAL")")),
+            std::string::npos)
+      << put.body;
+  // HAProxy: the old worker kept SRV_1's old port, but its map changed.
+  EXPECT_EQ(Server(old_worker, "be_app", "SRV_1").port, backend_a_->port());
+  EXPECT_EQ(Map(old_worker, dir_.File("hosts.map"))[0], "a.example.com be_other");
+
+  WorkersView view;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        view = hawk_->Workers();
+        const WorkerView* old = view.Find(old_worker);
+        return old && old->frozen && old->sessions_on_stale_servers >= 1;
+      },
+      seconds(3)))
+      << view.raw;
+  const WorkerView* old = view.Find(old_worker);
+  EXPECT_FALSE(old->in_sync);
+  EXPECT_NE(std::find(old->stale_objects.begin(), old->stale_objects.end(),
+                      "backend/be_app/server/SRV_1"),
+            old->stale_objects.end())
+      << view.raw;
+  EXPECT_TRUE(slow.Wait(seconds(10)));
+}
+
+// (d)
+TEST_F(StateTest, ANewWorkerIsSeededRightAfterItAppears) {
+  StartHaproxy();
+  StartHawk();
+  ASSERT_EQ(hawk_->Put("/v1/state", DesiredJson("v1", backend_b_->port(), "be_other")).status, 200);
+  for (int round = 0; round < 3; ++round) {
+    int old_worker = haproxy_->CurrentWorkerPid();
+    ASSERT_TRUE(haproxy_->ReloadViaCli());
+    int new_worker = haproxy_->WaitForNewWorker(old_worker, seconds(5));
+    ASSERT_GT(new_worker, 0);
+    Clock::time_point appeared = Clock::now();
+    bool seeded = WaitUntil(
+        [&] {
+          return Server(new_worker, "be_app", "SRV_1").port == backend_b_->port() &&
+                 !Map(new_worker, dir_.File("hosts.map")).empty();
+        },
+        seconds(2), milliseconds(1));
+    long ms = MsSince(appeared);
+    ASSERT_TRUE(seeded) << hawk_->LogTail();
+    EXPECT_LE(ms, 50) << "round " << round << ": the new worker was seeded " << ms
+                      << " ms after it appeared";
+    EXPECT_EQ(Server(new_worker, "be_app", "SRV_1").weight, 77);
+  }
+}
+
+// (e)
+TEST_F(StateTest, InvalidAndHostileInputChangesNothing) {
+  StartHaproxy();
+  StartHawk();
+  std::string good = DesiredJson("v1", backend_a_->port(), "be_app", "5");
+  ASSERT_EQ(hawk_->Put("/v1/state", good).status, 200);
+  int worker = haproxy_->CurrentWorkerPid();
+  std::string persisted = ReadFile(dir_.File("state/desired-state.json"));
+  ASSERT_FALSE(persisted.empty());
+  std::string state_before = hawk_->Get("/v1/state").body;
+  ServerRow srv1_before = Server(worker, "be_app", "SRV_1");
+  std::vector<std::string> map_before = Map(worker, dir_.File("hosts.map"));
+
+  struct Case {
+    std::string body;
+    std::string field;
+  };
+  std::string map = dir_.File("hosts.map");
+  std::vector<Case> cases = {
+      {R"({"version":"x","backends":[{"name":"be_app","servers":[{"name":"SRV_1","address":"1.2.3.4; shutdown sessions server be_app/SRV_1"}]}]})",
+       "backends[0].servers[0].address"},
+      {R"({"version":"x","backends":[{"name":"be_app","servers":[{"name":"SRV_1","address":"1.2.3.4\nreload"}]}]})",
+       "backends[0].servers[0].address"},
+      {R"({"version":"x","backends":[{"name":"be_app; reload","servers":[]}]})",
+       "backends[0].name"},
+      {R"({"version":"x","backends":[{"name":"be_app","servers":[{"name":"@!1 reload","address":"1.2.3.4"}]}]})",
+       "backends[0].servers[0].name"},
+      {R"({"version":"x","backends":[{"name":"be_app","servers":[{"name":"SRV_1","address":"1.2.3.4","port":70000}]}]})",
+       "backends[0].servers[0].port"},
+      {R"({"version":"x","backends":[{"name":"be_app","servers":[{"name":"SRV_1","address":"1.2.3.4","weight":257}]}]})",
+       "backends[0].servers[0].weight"},
+      {R"({"version":"x","backends":[{"name":"be_app","servers":[{"name":"SRV_1","address":"1.2.3.4","state":"UP"}]}]})",
+       "backends[0].servers[0].state"},
+      {absl::StrCat(R"({"version":"x","maps":[{"name":")", map,
+                    R"(","entries":[{"key":"a\nreload","value":"b"}]}]})"),
+       "maps[0].entries[0].key"},
+      {absl::StrCat(R"({"version":"x","maps":[{"name":")", map,
+                    R"(","entries":[{"key":"a","value":"b\u0000c"}]}]})"),
+       "maps[0].entries[0].value"},
+      {R"({"version":"x","maps":[{"name":"/etc/x.map; reload","entries":[]}]})", "maps[0].name"},
+      {R"({"version":"x","acls":[{"name":"/etc/x.acl","patterns":["1.2.3.4\r\nreload"]}]})",
+       "acls[0].patterns[0]"},
+      {R"({"version":"x","bogus":1})", "bogus"},
+  };
+  for (const Case& c : cases) {
+    HttpResult r = hawk_->Put("/v1/state", c.body);
+    EXPECT_EQ(r.status, 400) << c.body << " → " << r.body;
+    EXPECT_NE(r.body.find("\"code\":\"INVALID_ARGUMENT\""), std::string::npos) << r.body;
+    EXPECT_NE(r.body.find("\"field\":\"" + c.field + "\""), std::string::npos)
+        << "expected field " << c.field << " in " << r.body;
+  }
+  HttpResult malformed = hawk_->Put("/v1/state", "{not json");
+  EXPECT_EQ(malformed.status, 400);
+  // Ordering: an older generation is refused, the same one with the same content accepted.
+  HttpResult older = hawk_->Put("/v1/state", DesiredJson("v0", backend_b_->port(), "be_x", "4"));
+  EXPECT_EQ(older.status, 409) << older.body;
+  EXPECT_NE(older.body.find("ABORTED"), std::string::npos);
+  HttpResult other = hawk_->Put("/v1/state", DesiredJson("v1", backend_b_->port(), "be_x", "5"));
+  EXPECT_EQ(other.status, 409) << other.body;
+  EXPECT_EQ(hawk_->Put("/v1/state", good).status, 200);
+
+  EXPECT_EQ(hawk_->Get("/v1/state").body, state_before);
+  EXPECT_EQ(ReadFile(dir_.File("state/desired-state.json")), persisted);
+  ServerRow srv1_after = Server(worker, "be_app", "SRV_1");
+  EXPECT_EQ(srv1_after.address, srv1_before.address);
+  EXPECT_EQ(srv1_after.port, srv1_before.port);
+  EXPECT_EQ(srv1_after.weight, srv1_before.weight);
+  EXPECT_EQ(Map(worker, dir_.File("hosts.map")), map_before);
+  EXPECT_EQ(Cli(worker, "show servers state be_app").find("shutdown"), std::string::npos);
+}
+
+// (f)
+TEST_F(StateTest, StateSurvivesSigkillAndSeedsTheNextWorker) {
+  StartHaproxy();
+  StartHawk();
+  ASSERT_EQ(hawk_->Put("/v1/state", DesiredJson("v7", backend_b_->port(), "be_other", "7")).status,
+            200);
+  std::string before = hawk_->Get("/v1/state").body;
+  ASSERT_TRUE(hawk_->process()->Signal(SIGKILL));
+  ASSERT_TRUE(hawk_->process()->WaitExit(seconds(5)));
+  hawk_.reset();
+
+  StartHawk();
+  EXPECT_EQ(hawk_->Get("/v1/state").body, before);
+  int old_worker = haproxy_->CurrentWorkerPid();
+  ASSERT_TRUE(haproxy_->ReloadViaCli());
+  int new_worker = haproxy_->WaitForNewWorker(old_worker);
+  ASSERT_GT(new_worker, 0);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return Server(new_worker, "be_app", "SRV_1").port == backend_b_->port() &&
+               Map(new_worker, dir_.File("hosts.map")).size() == 2;
+      },
+      seconds(2)))
+      << hawk_->LogTail();
+  // Even a newer push must not go backwards after the restart.
+  EXPECT_EQ(hawk_->Put("/v1/state", DesiredJson("v6", backend_a_->port(), "be_app", "6")).status,
+            409);
+}
+
+TEST_F(StateTest, WatchStreamsReportChangesAndHeartbeats) {
+  StartHaproxy();
+  StartHawk();
+  std::string error;
+  auto watch = HttpConnection::Connect(hawk_->api_address(), seconds(2), &error);
+  ASSERT_NE(watch, nullptr) << error;
+  HttpRequest request;
+  request.target = "/v1/watch?heartbeatMs=200";
+  ASSERT_TRUE(watch->SendRequest(request, seconds(2)));
+  HttpResult head = watch->ReadResponseHead(seconds(2));
+  ASSERT_EQ(head.status, 200);
+  EXPECT_EQ(head.Header("content-type"), "application/x-ndjson");
+  std::string received;
+  auto read_until = [&](const std::string& needle) {
+    return WaitUntil(
+        [&] {
+          std::optional<std::string> chunk = watch->ReadChunk(milliseconds(50));
+          if (chunk) received += *chunk;
+          return received.find(needle) != std::string::npos;
+        },
+        seconds(5), milliseconds(0));
+  };
+  EXPECT_TRUE(read_until("{\"report\":")) << received;
+  ASSERT_EQ(hawk_->Put("/v1/state", DesiredJson("w1", backend_b_->port(), "be_other")).status, 200);
+  EXPECT_TRUE(read_until("\"appliedVersion\":\"w1\"")) << received;
+  EXPECT_TRUE(read_until("{\"heartbeat\":\"")) << received;
+  for (absl::string_view line : absl::StrSplit(received, '\n', absl::SkipEmpty())) {
+    EXPECT_TRUE(absl::StartsWith(line, "{\"report\":") || absl::StartsWith(line, "{\"heartbeat\":"))
+        << line;
+  }
+}
+
+}  // namespace
+}  // namespace hawk::testing
