@@ -16,6 +16,7 @@
 #include "absl/strings/strip.h"
 #include "agent/base/status_field.h"
 #include "agent/model/desired_json.h"
+#include "agent/store/atomic_file.h"
 
 namespace hawk::store {
 namespace {
@@ -31,27 +32,6 @@ absl::Status Precondition(absl::string_view what, int err, absl::string_view ope
       absl::StrCat(what, ": ", ErrnoError(err, operation, path).message()));
 }
 
-// Closes the descriptor on scope exit unless Close() already did.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closes now and returns close()'s errno (0 on success): a failed close can mean lost data.
-  int Close() {
-    int result = ::close(fd_);
-    fd_ = -1;
-    return result == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
-
 // mkdir -p, mode 0700 for the directories it creates.
 absl::Status MakeDirectories(const std::string& dir) {
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
@@ -62,26 +42,6 @@ absl::Status MakeDirectories(const std::string& dir) {
     }
     if (slash == std::string::npos) return absl::OkStatus();
   }
-}
-
-// 0, or the errno of the failed write.
-int WriteAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return 0;
-}
-
-absl::Status FsyncDirectory(const std::string& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoError(errno, "save desired state: open directory", dir);
-  if (::fsync(fd.get()) != 0) return ErrnoError(errno, "save desired state: fsync directory", dir);
-  return absl::OkStatus();
 }
 
 // Removes `desired-state.json.tmp-<pid>` files whose process no longer exists (a crash between
@@ -131,38 +91,15 @@ absl::StatusOr<std::unique_ptr<StateStore>> StateStore::Open(std::string dir) {
 }
 
 absl::StatusOr<absl::optional<model::DesiredState>> StateStore::Load() {
-  Fd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
-    if (errno == ENOENT) return absl::optional<model::DesiredState>();
-    return ErrnoError(errno, "load desired state: open", path_);
+  absl::StatusOr<std::string> contents =
+      ReadFileBounded(path_, kMaxStateFileBytes, "load desired state");
+  if (absl::IsNotFound(contents.status())) return absl::optional<model::DesiredState>();
+  if (absl::IsDataLoss(contents.status())) {
+    return absl::DataLossError(
+        absl::StrCat("desired state file ", path_, " is corrupt: ", contents.status().message()));
   }
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return ErrnoError(errno, "load desired state: stat", path_);
-  if (!S_ISREG(st.st_mode)) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("load desired state: ", path_, " is not a regular file"));
-  }
-  if (static_cast<uint64_t>(st.st_size) > kMaxStateFileBytes) {
-    return absl::DataLossError(absl::StrCat("desired state file ", path_, " is corrupt: ",
-                                            st.st_size, " bytes, more than ", kMaxStateFileBytes));
-  }
-  std::string contents;
-  contents.reserve(static_cast<size_t>(st.st_size));
-  char buffer[64 * 1024];
-  while (true) {
-    ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(errno, "load desired state: read", path_);
-    }
-    if (n == 0) break;
-    contents.append(buffer, static_cast<size_t>(n));
-    if (contents.size() > kMaxStateFileBytes) {  // it grew after fstat
-      return absl::DataLossError(absl::StrCat(
-          "desired state file ", path_, " is corrupt: more than ", kMaxStateFileBytes, " bytes"));
-    }
-  }
-  absl::StatusOr<model::DesiredState> state = model::ParseDesiredState(contents);
+  if (!contents.ok()) return contents.status();
+  absl::StatusOr<model::DesiredState> state = model::ParseDesiredState(*contents);
   if (!state.ok()) {
     absl::Status loss = absl::DataLossError(
         absl::StrCat("desired state file ", path_, " is corrupt: ", state.status().message()));
@@ -175,24 +112,7 @@ absl::StatusOr<absl::optional<model::DesiredState>> StateStore::Load() {
 absl::Status StateStore::Save(const model::DesiredState& state) {
   std::string json = model::DesiredStateToJson(state);
   json.push_back('\n');
-  std::string temp = absl::StrCat(path_, kTempSuffix, ::getpid());
-  // O_NOFOLLOW: never write through a symlink planted at the temporary name. A directory there
-  // fails with EISDIR and is left alone: it is not ours to remove.
-  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600));
-  if (fd.get() < 0) return ErrnoError(errno, "save desired state: create", temp);
-  // From here on, every failure removes the temporary file; `err` is read before unlink runs.
-  auto fail = [&temp](int err, absl::string_view operation, absl::string_view path) {
-    ::unlink(temp.c_str());
-    return ErrnoError(err, absl::StrCat("save desired state: ", operation), path);
-  };
-  if (int err = WriteAll(fd.get(), json); err != 0) return fail(err, "write", temp);
-  if (::fsync(fd.get()) != 0) return fail(errno, "fsync", temp);
-  if (int err = fd.Close(); err != 0) return fail(err, "close", temp);
-  if (::rename(temp.c_str(), path_.c_str()) != 0) {
-    return fail(errno, absl::StrCat("rename ", temp, " to"), path_);
-  }
-  // The rename is durable only once the directory entry is.
-  return FsyncDirectory(dir_);
+  return WriteFileAtomically(path_, json, 0600, "save desired state");
 }
 
 }  // namespace hawk::store

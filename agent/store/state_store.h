@@ -20,12 +20,11 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 #include "agent/model/desired.h"
+#include "agent/store/atomic_file.h"
 
 namespace hawk::store {
 
 inline constexpr absl::string_view kStateFileName = "desired-state.json";
-// Temporary files are `desired-state.json.tmp-<pid>`.
-inline constexpr absl::string_view kTempSuffix = ".tmp-";
 // Load refuses bigger files: a valid state is at most the 32 MiB request body plus a few bytes.
 inline constexpr size_t kMaxStateFileBytes = 64 * 1024 * 1024;
 

@@ -1,0 +1,126 @@
+#include "agent/store/atomic_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+
+#include "absl/strings/str_cat.h"
+
+namespace hawk::store {
+namespace {
+
+// `what: operation path: strerror(err)`, with the code errno maps to.
+absl::Status ErrnoError(int err, absl::string_view what, absl::string_view operation,
+                        absl::string_view path) {
+  return absl::ErrnoToStatus(err, absl::StrCat(what, ": ", operation, " ", path));
+}
+
+// Closes the descriptor on scope exit unless Close() already did.
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+  // Closes now and returns close()'s errno (0 on success): a failed close can mean lost data.
+  int Close() {
+    int result = ::close(fd_);
+    fd_ = -1;
+    return result == 0 ? 0 : errno;
+  }
+
+ private:
+  int fd_;
+};
+
+// 0, or the errno of the failed write.
+int WriteAll(int fd, absl::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return 0;
+}
+
+std::string DirectoryOf(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+}  // namespace
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, mode_t mode,
+                                 absl::string_view what) {
+  std::string temp = absl::StrCat(path, kTempSuffix, ::getpid());
+  // O_NOFOLLOW: never write through a symlink planted at the temporary name. A directory there
+  // fails with EISDIR and is left alone: it is not ours to remove.
+  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
+  if (fd.get() < 0) return ErrnoError(errno, what, "create", temp);
+  // From here on, every failure removes the temporary file; `err` is read before unlink runs.
+  auto fail = [&](int err, absl::string_view operation, absl::string_view target) {
+    ::unlink(temp.c_str());
+    return ErrnoError(err, what, operation, target);
+  };
+  // open() applies the umask; the caller's mode is what the file must have.
+  if (::fchmod(fd.get(), mode) != 0) return fail(errno, "chmod", temp);
+  if (int err = WriteAll(fd.get(), contents); err != 0) return fail(err, "write", temp);
+  if (::fsync(fd.get()) != 0) return fail(errno, "fsync", temp);
+  if (int err = fd.Close(); err != 0) return fail(err, "close", temp);
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    return fail(errno, absl::StrCat("rename ", temp, " to"), path);
+  }
+  // The rename is durable only once the directory entry is.
+  std::string dir = DirectoryOf(path);
+  Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return ErrnoError(errno, what, "open directory", dir);
+  if (::fsync(dir_fd.get()) != 0) return ErrnoError(errno, what, "fsync directory", dir);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes,
+                                            absl::string_view what) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer (and block the
+  // loop); it has no effect on the regular files read here, and anything else is refused below.
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
+  if (fd.get() < 0) return ErrnoError(errno, what, "open", path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError(errno, what, "stat", path);
+  if (!S_ISREG(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat(what, ": ", path, " is not a regular file"));
+  }
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) {
+    return absl::DataLossError(
+        absl::StrCat(what, ": ", path, " holds ", st.st_size, " bytes, more than ", max_bytes));
+  }
+  std::string contents;
+  contents.reserve(static_cast<size_t>(st.st_size));
+  char buffer[64 * 1024];
+  while (true) {
+    ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, what, "read", path);
+    }
+    if (n == 0) break;
+    contents.append(buffer, static_cast<size_t>(n));
+    if (contents.size() > max_bytes) {  // it grew after fstat
+      return absl::DataLossError(
+          absl::StrCat(what, ": ", path, " holds more than ", max_bytes, " bytes"));
+    }
+  }
+  return contents;
+}
+
+}  // namespace hawk::store

@@ -1,0 +1,37 @@
+#pragma once
+
+// Durable whole-file writes and bounded reads, for every file hawk owns or replaces: the
+// desired state, HAProxy's configuration (POST /v1/reload) and its server-state file.
+//
+// Synchronous: each call blocks the loop for its I/O, fsyncs included. The files are small and
+// written only when a controller asks for a change, and a reply must not claim a file is in
+// place before it is durable.
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace hawk::store {
+
+// Temporary files are `<path>.tmp-<pid>`: StateStore removes those of a process that is gone.
+inline constexpr absl::string_view kTempSuffix = ".tmp-";
+
+// Replaces `path` with `contents` atomically and durably: writes `<path>.tmp-<pid>` with `mode`,
+// fsyncs it, renames it over `path` and fsyncs the directory. On an error before the rename the
+// temporary file is removed and `path` is untouched. An error from the final directory fsync
+// means the new file is in place but may not survive a crash. Errors name `what` (e.g. "save
+// desired state"), the operation and the path, with the code errno maps to.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, mode_t mode,
+                                 absl::string_view what);
+
+// The whole regular file at `path`. NotFound when it does not exist; FailedPrecondition when it
+// is not a regular file; DataLoss when it holds more than `max_bytes`; other errno codes as they
+// come. Errors name `what` and the path.
+absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes,
+                                            absl::string_view what);
+
+}  // namespace hawk::store
