@@ -42,6 +42,21 @@ ABSL_FLAG(absl::Duration, resync_interval, absl::Seconds(10),
 ABSL_FLAG(std::string, workers, "all",
           "Which workers get the desired state: all (current and leaving) or current (only the "
           "current one, as stats-socket controllers do; a baseline for comparisons)");
+ABSL_FLAG(std::string, haproxy_config, "",
+          "HAProxy's configuration file. POST /v1/reload may carry a new one: hawk writes it "
+          "there atomically (the previous one kept as <path>.previous, and restored if the reload "
+          "fails). Also read for configuration advice (warnings in /v1/workers)");
+ABSL_FLAG(std::string, haproxy_binary, "",
+          "The haproxy binary, to validate a configuration with `haproxy -c -f` before each "
+          "reload (its output is returned). Empty: no check");
+ABSL_FLAG(std::string, server_state_file, "",
+          "Before each reload, write the desired server state here in `show servers state` "
+          "format, for HAProxy's server-state-file/load-server-state-from-file. Empty: not "
+          "written");
+ABSL_FLAG(absl::Duration, min_reload_interval, absl::ZeroDuration(),
+          "The least time between the starts of two reloads; requests in between coalesce");
+ABSL_FLAG(absl::Duration, reload_timeout, absl::Seconds(60),
+          "How long a reload may take before it is reported as timed out");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warn or error");
 
 namespace {
@@ -116,7 +131,8 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   }
   config.state_dir = absl::GetFlag(FLAGS_state_dir);
   config.resync_interval = absl::GetFlag(FLAGS_resync_interval);
-  if (config.resync_interval < absl::Milliseconds(100) || config.resync_interval > absl::Hours(24)) {
+  if (config.resync_interval < absl::Milliseconds(100) ||
+      config.resync_interval > absl::Hours(24)) {
     return absl::InvalidArgumentError("--resync-interval must be between 100ms and 24h");
   }
   std::string workers = absl::GetFlag(FLAGS_workers);
@@ -127,6 +143,18 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   } else {
     return absl::InvalidArgumentError(
         absl::StrCat("--workers: \"", workers, "\" is not one of all, current"));
+  }
+  config.haproxy_config = absl::GetFlag(FLAGS_haproxy_config);
+  config.haproxy_binary = absl::GetFlag(FLAGS_haproxy_binary);
+  config.server_state_file = absl::GetFlag(FLAGS_server_state_file);
+  config.min_reload_interval = absl::GetFlag(FLAGS_min_reload_interval);
+  if (config.min_reload_interval < absl::ZeroDuration() ||
+      config.min_reload_interval > absl::Hours(1)) {
+    return absl::InvalidArgumentError("--min-reload-interval must be between 0 and 1h");
+  }
+  config.reload_timeout = absl::GetFlag(FLAGS_reload_timeout);
+  if (config.reload_timeout < absl::Seconds(1) || config.reload_timeout > absl::Hours(1)) {
+    return absl::InvalidArgumentError("--reload-timeout must be between 1s and 1h");
   }
   std::string level = absl::GetFlag(FLAGS_log_level);
   if (level == "debug") {

@@ -7,26 +7,14 @@
 #include "agent/model/workers_json.h"
 
 namespace hawk::api {
-namespace {
-
-http::Response Json(int status, std::string body) {
-  http::Response response;
-  response.status = status;
-  response.content_type = "application/json";
-  response.body = std::move(body);
-  return response;
-}
-
-}  // namespace
-
 void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry) {
   router->Add("GET", "/healthz", [](const http::Request&, http::Responder responder) {
-    responder.Send(Json(200, R"({"status":"ok"})"));
+    responder.Send(http::JsonResponse(200, R"({"status":"ok"})"));
   });
   router->Add("GET", "/readyz", [registry](const http::Request&, http::Responder responder) {
     std::string reason;
     if (registry->Ready(&reason)) {
-      responder.Send(Json(200, R"({"ready":true})"));
+      responder.Send(http::JsonResponse(200, R"({"ready":true})"));
       return;
     }
     responder.Send(http::JsonError(503, "UNAVAILABLE", reason));
@@ -35,7 +23,7 @@ void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* regist
 
 void RegisterWorkerRoutes(Router* router, std::function<model::WorkersReport()> snapshot) {
   router->Add("GET", "/v1/workers", [snapshot](const http::Request&, http::Responder responder) {
-    responder.Send(Json(200, model::WorkersReportToJson(snapshot())));
+    responder.Send(http::JsonResponse(200, model::WorkersReportToJson(snapshot())));
   });
 }
 

@@ -14,14 +14,6 @@
 namespace hawk::api {
 namespace {
 
-http::Response Json(int status, std::string body) {
-  http::Response response;
-  response.status = status;
-  response.content_type = "application/json";
-  response.body = std::move(body);
-  return response;
-}
-
 absl::StatusOr<int64_t> PushTimeoutMs(const http::Request& request) {
   absl::optional<std::string> text = request.QueryParam("timeoutMs");
   if (!text.has_value()) return kDefaultPushTimeoutMs;
@@ -71,15 +63,15 @@ void HandlePut(const http::Request& request, http::Responder responder,
     absl::Status saved = store->Save(*desired);
     if (!saved.ok()) {
       base::LogError("PUT /v1/state: ", saved.message());
-      responder.Send(http::ErrorFromStatus(absl::UnavailableError(absl::StrCat(
-          "could not persist the state, so nothing was applied: ", saved.message()))));
+      responder.Send(http::ErrorFromStatus(absl::UnavailableError(
+          absl::StrCat("could not persist the state, so nothing was applied: ", saved.message()))));
       return;
     }
   }
   uint64_t seq = reconciler->SetDesired(*std::move(desired));
   reconciler->WaitForPush(seq, absl::Milliseconds(*timeout_ms),
                           [responder](reconcile::PushOutcome outcome) mutable {
-                            responder.Send(Json(200, PushOutcomeToJson(outcome)));
+                            responder.Send(http::JsonResponse(200, PushOutcomeToJson(outcome)));
                           });
 }
 
@@ -123,7 +115,7 @@ void RegisterStateRoutes(Router* router, reconcile::Reconciler* reconciler,
       responder.Send(http::JsonError(404, "NOT_FOUND", "no desired state has been pushed yet"));
       return;
     }
-    responder.Send(Json(200, model::DesiredStateToJson(*desired)));
+    responder.Send(http::JsonResponse(200, model::DesiredStateToJson(*desired)));
   });
 }
 

@@ -1,8 +1,9 @@
 #include "agent/app/app.h"
 
-#include "absl/time/clock.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "agent/api/handlers.h"
+#include "agent/api/reload_api.h"
 #include "agent/api/state_api.h"
 #include "agent/base/log.h"
 
@@ -42,6 +43,16 @@ absl::Status App::Init() {
   reconciler_ = std::make_unique<reconcile::Reconciler>(
       loop_->get(), client_.get(), registry_.get(), reconciler_options, [] { return absl::Now(); });
 
+  reload::ReloaderOptions reloader_options;
+  reloader_options.config_path = config_.haproxy_config;
+  reloader_options.haproxy_binary = config_.haproxy_binary;
+  reloader_options.server_state_file = config_.server_state_file;
+  reloader_options.min_interval = config_.min_reload_interval;
+  reloader_options.reload_timeout = config_.reload_timeout;
+  reloader_ = std::make_unique<reload::Reloader>(loop_->get(), client_.get(), registry_.get(),
+                                                 reconciler_.get(), reloader_options,
+                                                 [] { return absl::Now(); });
+
   if (!config_.state_dir.empty()) {
     absl::StatusOr<std::unique_ptr<store::StateStore>> store =
         store::StateStore::Open(config_.state_dir);
@@ -58,8 +69,9 @@ absl::Status App::Init() {
       reconciler_->SetDesired(**std::move(loaded));
     }
   } else {
-    base::LogWarn("no --state-dir: the desired state is kept in memory only and is lost when "
-                  "hawk restarts");
+    base::LogWarn(
+        "no --state-dir: the desired state is kept in memory only and is lost when "
+        "hawk restarts");
   }
 
   watch_ = std::make_unique<api::WatchHub>(
@@ -71,6 +83,7 @@ absl::Status App::Init() {
   api::RegisterHealthRoutes(&api_router_, registry_.get());
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
   api::RegisterStateRoutes(&api_router_, reconciler_.get(), store_.get());
+  api::RegisterReloadRoutes(&api_router_, reloader_.get());
   api_router_.Add("GET", "/v1/watch", [this](const http::Request& request, http::Responder r) {
     watch_->Handle(request, std::move(r));
   });
@@ -101,6 +114,7 @@ absl::Status App::Init() {
   client_->Start();
   registry_->Start();
   reconciler_->Start();
+  reloader_->Start();
   base::LogInfo("watching HAProxy master CLI at ", config_.master_socket.ToString());
   return absl::OkStatus();
 }
@@ -108,6 +122,7 @@ absl::Status App::Init() {
 model::WorkersReport App::Snapshot() const {
   model::WorkersReport report = registry_->Snapshot();
   reconciler_->Annotate(&report);
+  report.warnings = reloader_->config_warnings();
   return report;
 }
 
@@ -116,6 +131,7 @@ void App::Stop() {
   // registry, the reconciler uses the registry and the client, the registry uses the client.
   servers_.clear();
   watch_.reset();
+  reloader_.reset();
   reconciler_.reset();
   registry_.reset();
   store_.reset();

@@ -9,12 +9,13 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/api/router.h"
+#include "agent/api/watch.h"
 #include "agent/base/address.h"
 #include "agent/cli/client.h"
 #include "agent/http/server.h"
-#include "agent/api/watch.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
+#include "agent/reload/reloader.h"
 #include "agent/store/state_store.h"
 #include "agent/uv/loop.h"
 
@@ -28,7 +29,12 @@ struct Config {
   int max_master_connections = 2;
   std::string state_dir;  // empty: the desired state lives in memory only
   absl::Duration resync_interval = absl::Seconds(10);
-  bool leaving_workers = true;  // --workers=all (default) or current
+  bool leaving_workers = true;    // --workers=all (default) or current
+  std::string haproxy_config;     // --haproxy-config
+  std::string haproxy_binary;     // --haproxy-binary
+  std::string server_state_file;  // --server-state-file
+  absl::Duration min_reload_interval = absl::ZeroDuration();
+  absl::Duration reload_timeout = absl::Seconds(60);
 };
 
 class App {
@@ -50,6 +56,7 @@ class App {
   std::unique_ptr<registry::WorkerRegistry> registry_;
   std::unique_ptr<store::StateStore> store_;
   std::unique_ptr<reconcile::Reconciler> reconciler_;
+  std::unique_ptr<reload::Reloader> reloader_;
   std::unique_ptr<api::WatchHub> watch_;
   api::Router api_router_;
   api::Router probe_router_;

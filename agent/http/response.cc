@@ -144,6 +144,14 @@ std::string EncodeChunk(absl::string_view data) {
   return out;
 }
 
+Response JsonResponse(int status, std::string body) {
+  Response response;
+  response.status = status;
+  response.content_type = "application/json";
+  response.body = std::move(body);
+  return response;
+}
+
 Response JsonError(int status, absl::string_view code, absl::string_view message,
                    absl::string_view field) {
   base::JsonWriter writer;
@@ -152,11 +160,7 @@ Response JsonError(int status, absl::string_view code, absl::string_view message
   writer.Key("message").String(message);
   if (!field.empty()) writer.Key("field").String(field);
   writer.EndObject().EndObject();
-  Response response;
-  response.status = status;
-  response.content_type = "application/json";
-  response.body = writer.Take();
-  return response;
+  return JsonResponse(status, writer.Take());
 }
 
 int HttpStatusFromCode(absl::StatusCode code) {

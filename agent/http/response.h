@@ -44,6 +44,9 @@ std::string EncodeChunk(absl::string_view data);
 // Ends a chunked body (no trailers).
 inline constexpr absl::string_view kLastChunk = "0\r\n\r\n";
 
+// `status` with `body` as application/json.
+Response JsonResponse(int status, std::string body);
+
 // `{"error":{"code":"…","message":"…","field":"…"}}` as application/json; "field" only when
 // non-empty. `code` is the canonical status name ("INVALID_ARGUMENT", "NOT_FOUND", …).
 Response JsonError(int status, absl::string_view code, absl::string_view message,

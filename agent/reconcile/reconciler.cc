@@ -17,7 +17,11 @@
 namespace hawk::reconcile {
 namespace {
 
-constexpr uint64_t kRetryDelayMs = 100;
+// A reconcile cut short (a reload closed the connection, the worker was not reachable yet) is
+// retried after 5 ms, then 10, 20, … up to 1 s while it keeps failing: a reload is usually over
+// within milliseconds, and the new worker must be seeded at once.
+constexpr uint64_t kFirstRetryMs = 5;
+constexpr uint64_t kMaxRetryMs = 1000;
 
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
@@ -69,9 +73,12 @@ absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& se
 
 const char* PushResultName(PushResult result) {
   switch (result) {
-    case PushResult::kApplied: return "APPLIED";
-    case PushResult::kPartial: return "PARTIAL";
-    case PushResult::kPending: return "PENDING";
+    case PushResult::kApplied:
+      return "APPLIED";
+    case PushResult::kPartial:
+      return "PARTIAL";
+    case PushResult::kPending:
+      return "PENDING";
   }
   return "PENDING";
 }
@@ -82,7 +89,9 @@ struct Reconciler::WorkerState {
   bool busy = false;   // a reconcile is in progress
   bool dirty = false;  // run again when the current reconcile ends
   bool seed = false;   // appeared after hawk started: apply everything without observing first
-  bool retry = false;  // the last reconcile failed: retry shortly
+  bool retry = false;  // the last reconcile failed: retry_timer will run it again
+  int failures = 0;    // consecutive failed reconciles (the retry backs off)
+  std::unique_ptr<uv::Timer> retry_timer;
   uint64_t running_seq = 0;
   std::shared_ptr<const model::DesiredState> running;  // the desired state being applied
   uint64_t synced_seq = 0;  // the push the last completed reconcile applied
@@ -96,6 +105,7 @@ struct Reconciler::WorkerState {
 struct Reconciler::Waiter {
   explicit Waiter(uv_loop_t* loop) : deadline(loop), first_check(loop) {}
   uint64_t seq = 0;
+  int only_pid = 0;  // wait for this worker only (0: every target worker)
   std::function<void(PushOutcome)> done;
   uv::Timer deadline;
   uv::Timer first_check;
@@ -109,8 +119,7 @@ Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
       registry_(registry),
       options_(options),
       wall_clock_(std::move(wall_clock)),
-      resync_timer_(loop),
-      retry_timer_(loop) {}
+      resync_timer_(loop) {}
 
 Reconciler::~Reconciler() { *alive_ = false; }
 
@@ -124,10 +133,10 @@ cli::BatchCallback Reconciler::Guard(
 }
 
 void Reconciler::Start() {
-  registry_->AddListener([this](const model::WorkersReport& report,
-                                const registry::WorkerChanges& changes) {
-    OnWorkers(report, changes);
-  });
+  registry_->AddListener(
+      [this](const model::WorkersReport& report, const registry::WorkerChanges& changes) {
+        OnWorkers(report, changes);
+      });
   uint64_t every = ToMs(options_.resync_interval);
   resync_timer_.Start(every, every, [this] {
     // Drift repair: someone may have changed a worker behind hawk's back.
@@ -166,8 +175,8 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
       fresh->pid = w.pid;
       // Workers present when hawk starts hold unknown state: observe them. A worker that
       // appears later was just started from the config file: seed it without observing.
-      fresh->seed = !first && std::find(changes.appeared.begin(), changes.appeared.end(),
-                                        w.pid) != changes.appeared.end();
+      fresh->seed = !first && std::find(changes.appeared.begin(), changes.appeared.end(), w.pid) !=
+                                  changes.appeared.end();
       state = fresh.get();
       workers_.emplace(w.pid, std::move(fresh));
     }
@@ -328,8 +337,8 @@ void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
                   options_.batch_timeout);
 }
 
-bool Reconciler::Judge(WorkerState* worker, const std::string& object,
-                       const cli::Command& command, const cli::CommandResult& result) {
+bool Reconciler::Judge(WorkerState* worker, const std::string& object, const cli::Command& command,
+                       const cli::CommandResult& result) {
   if (!result.ok()) {
     worker->refusals.push_back(
         model::Refusal{object, WithoutPrefix(command), std::string(result.status().message())});
@@ -413,6 +422,7 @@ void Reconciler::OnSecondPhase(int pid, std::vector<std::string> objects,
 
 void Reconciler::Finish(WorkerState* worker, const plan::Plan& remaining) {
   model::WorkerSync& sync = worker->sync;
+  worker->failures = 0;
   sync.managed = true;
   sync.error.clear();
   sync.stale = remaining.stale;
@@ -442,16 +452,17 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
   base::LogDebug("reconcile worker ", worker->pid, ": ", error);
   worker->sync.error = std::move(error);
   worker->retry = true;
-  if (!retry_timer_.active()) {
-    retry_timer_.Start(kRetryDelayMs, 0, [this] {
-      for (auto& [pid, w] : workers_) {
-        if (w->retry && !w->busy) {
-          w->retry = false;
-          Kick(w.get());
-        }
-      }
-    });
-  }
+  uint64_t delay = std::min(kMaxRetryMs, kFirstRetryMs << std::min(worker->failures, 8));
+  ++worker->failures;
+  if (!worker->retry_timer) worker->retry_timer = std::make_unique<uv::Timer>(loop_);
+  int pid = worker->pid;
+  worker->retry_timer->Start(delay, 0, [this, pid] {
+    WorkerState* w = Find(pid);
+    if (w != nullptr && w->retry && !w->busy) {
+      w->retry = false;
+      Kick(w);
+    }
+  });
   EndReconcile(worker);
 }
 
@@ -503,8 +514,27 @@ void Reconciler::OnSessions(int pid, std::vector<cli::CommandResult> results) {
 
 void Reconciler::WaitForPush(uint64_t seq, absl::Duration timeout,
                              std::function<void(PushOutcome)> done) {
+  AddWaiter(seq, /*only_pid=*/0, timeout, std::move(done));
+}
+
+void Reconciler::WaitForWorker(int pid, absl::Duration timeout,
+                               std::function<void(bool synced)> done) {
+  AddWaiter(desired_seq_, pid, timeout, [pid, done = std::move(done)](PushOutcome outcome) {
+    for (const WorkerOutcome& worker : outcome.workers) {
+      if (worker.pid == pid) {
+        done(worker.result != PushResult::kPending);
+        return;
+      }
+    }
+    done(true);  // not a target: nothing to wait for
+  });
+}
+
+void Reconciler::AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
+                           std::function<void(PushOutcome)> done) {
   auto waiter = std::make_unique<Waiter>(loop_);
   waiter->seq = seq;
+  waiter->only_pid = only_pid;
   waiter->done = std::move(done);
   Waiter* raw = waiter.get();
   waiter->deadline.Start(ToMs(timeout), 0, [this, raw] {
@@ -522,8 +552,10 @@ void Reconciler::WaitForPush(uint64_t seq, absl::Duration timeout,
 void Reconciler::CheckWaiters() {
   for (size_t i = 0; i < waiters_.size();) {
     uint64_t seq = waiters_[i]->seq;
+    int only_pid = waiters_[i]->only_pid;
     bool complete = std::all_of(workers_.begin(), workers_.end(), [&](const auto& entry) {
       const WorkerState& w = *entry.second;
+      if (only_pid != 0 && w.pid != only_pid) return true;
       return !IsTarget(w.role) || w.synced_seq >= seq;
     });
     if (!complete) {

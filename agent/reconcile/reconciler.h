@@ -83,6 +83,11 @@ class Reconciler {
   // one), or when `timeout` passes, with the per-worker outcome. Never from inside this call.
   void WaitForPush(uint64_t seq, absl::Duration timeout, std::function<void(PushOutcome)> done);
 
+  // Calls `done(true)` once worker `pid` has finished a reconcile of the latest desired state
+  // (at once when there is none, or when `pid` is not a target), `done(false)` when `timeout`
+  // passes first. Never from inside this call. The reload pre-sync uses it.
+  void WaitForWorker(int pid, absl::Duration timeout, std::function<void(bool synced)> done);
+
   // Fills each worker's `sync` from what the reconciler knows.
   void Annotate(model::WorkersReport* report) const;
 
@@ -114,6 +119,8 @@ class Reconciler {
              const cli::CommandResult& result);
   // Wraps a batch callback so that it does nothing once the reconciler is gone.
   cli::BatchCallback Guard(std::function<void(std::vector<cli::CommandResult>)> callback);
+  void AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
+                 std::function<void(PushOutcome)> done);
   void CheckWaiters();
   PushOutcome OutcomeFor(uint64_t seq) const;
   void Notify();
@@ -130,7 +137,6 @@ class Reconciler {
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;
   std::vector<std::unique_ptr<Waiter>> waiters_;
   uv::Timer resync_timer_;
-  uv::Timer retry_timer_;  // re-runs workers whose last reconcile failed (a reload cut it, …)
   std::vector<std::function<void()>> listeners_;
   // Guards callbacks that outlive the reconciler (batches still in the client's queue).
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);

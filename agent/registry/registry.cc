@@ -193,9 +193,12 @@ void WorkerRegistry::SchedulePoll() {
   bool transition = std::any_of(
       report_.workers.begin(), report_.workers.end(),
       [](const model::WorkerReport& w) { return w.role != model::WorkerRole::kCurrent; });
-  absl::Duration delay = transition || !last_refresh_ok_
-                             ? std::min(options_.transition_poll_interval, options_.poll_interval)
-                             : options_.poll_interval;
+  bool starting = std::any_of(
+      report_.workers.begin(), report_.workers.end(),
+      [](const model::WorkerReport& w) { return w.role == model::WorkerRole::kStarting; });
+  absl::Duration delay = options_.poll_interval;
+  if (transition || !last_refresh_ok_) delay = std::min(delay, options_.transition_poll_interval);
+  if (starting) delay = std::min(delay, options_.starting_poll_interval);
   poll_timer_.Start(ToMs(delay), 0, [this] { RefreshNow(); });
 }
 

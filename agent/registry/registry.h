@@ -29,8 +29,11 @@ namespace hawk::registry {
 
 struct RegistryOptions {
   absl::Duration poll_interval = absl::Seconds(1);
-  // While a worker is LEAVING or STARTING.
+  // While a worker is LEAVING (its exit and connection count show up promptly).
   absl::Duration transition_poll_interval = absl::Milliseconds(250);
+  // While a worker is STARTING (3.1+: listed while it parses its configuration, unreachable until
+  // it is ready): the reconciler seeds it the moment a poll finds it CURRENT.
+  absl::Duration starting_poll_interval = absl::Milliseconds(20);
   absl::Duration query_timeout = absl::Seconds(5);
 };
 

@@ -126,8 +126,8 @@ TEST_F(ContractTest, WorkersReportWithALeavingWorker) {
 }
 
 TEST_F(ContractTest, DesiredStatePushAndWatch) {
-  haproxy_ = std::make_unique<HaproxyProcess>(dir_,
-                                              StateHaproxyConfig(dir_, port_, backend_->port()));
+  haproxy_ =
+      std::make_unique<HaproxyProcess>(dir_, StateHaproxyConfig(dir_, port_, backend_->port()));
   ASSERT_TRUE(haproxy_->Start());
   HawkProcess hawk(dir_, haproxy_->master_socket(), {"--state-dir", dir_.File("state")});
   ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
@@ -165,10 +165,9 @@ TEST_F(ContractTest, DesiredStatePushAndWatch) {
   // GET returns the canonical form: servers (like backends, maps and ACLs) sorted by name.
   hawk::v1::DesiredState canonical = sent;
   for (hawk::v1::Backend& backend : *canonical.mutable_backends()) {
-    std::sort(backend.mutable_servers()->begin(), backend.mutable_servers()->end(),
-              [](const hawk::v1::Server& a, const hawk::v1::Server& b) {
-                return a.name() < b.name();
-              });
+    std::sort(
+        backend.mutable_servers()->begin(), backend.mutable_servers()->end(),
+        [](const hawk::v1::Server& a, const hawk::v1::Server& b) { return a.name() < b.name(); });
   }
   hawk::v1::DesiredState state;
   HttpResult got = hawk.Get("/v1/state");
@@ -208,6 +207,54 @@ TEST_F(ContractTest, DesiredStatePushAndWatch) {
     ++lines;
   }
   EXPECT_GE(lines, 2u);
+}
+
+TEST_F(ContractTest, ReloadResponsesAndHistory) {
+  ASSERT_TRUE(haproxy_->Start());
+  HawkProcess hawk(dir_, haproxy_->master_socket(),
+                   {"--haproxy-config", haproxy_->config_path(), "--haproxy-binary",
+                    HaproxyProcess::kDefaultBinary});
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return hawk.Get("/readyz").status == 200; }, seconds(5)));
+
+  HttpResult ok = hawk.Post("/v1/reload", "{}");
+  ASSERT_EQ(ok.status, 200) << ok.body;
+  hawk::v1::ReloadResponse success;
+  ASSERT_TRUE(ParsesStrictly(ok.body, &success));
+  EXPECT_TRUE(success.success());
+  EXPECT_EQ(success.result(), hawk::v1::SUCCEEDED);
+  EXPECT_EQ(success.trigger(), hawk::v1::API);
+  EXPECT_GT(success.new_worker_pid(), 0u);
+
+  HttpResult rejected = hawk.Post("/v1/reload", R"({"config":"global\n    nonsense 1\n"})");
+  ASSERT_EQ(rejected.status, 422) << rejected.body;
+  hawk::v1::ReloadResponse failure;
+  ASSERT_TRUE(ParsesStrictly(rejected.body, &failure));
+  EXPECT_FALSE(failure.success());
+  EXPECT_EQ(failure.result(), hawk::v1::FAILED);
+  EXPECT_EQ(failure.error().code(), "FAILED_PRECONDITION");
+  // The error body every endpoint shares parses too (ErrorResponse ignores nothing).
+  google::protobuf::util::JsonParseOptions lenient;
+  lenient.ignore_unknown_fields = true;
+  hawk::v1::ErrorResponse error;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(rejected.body, &error, lenient).ok());
+  EXPECT_FALSE(error.error().message().empty());
+
+  HttpResult bad = hawk.Post("/v1/reload", R"({"config":7})");
+  ASSERT_EQ(bad.status, 400);
+  ASSERT_TRUE(ParsesStrictly(bad.body, &error));
+  EXPECT_EQ(error.error().field(), "config");
+
+  hawk::v1::ReloadsResponse history;
+  ASSERT_TRUE(ParsesStrictly(hawk.Get("/v1/reloads").body, &history));
+  ASSERT_EQ(history.reloads_size(), 2);
+  EXPECT_EQ(history.reloads(0).result(), hawk::v1::FAILED);
+  EXPECT_EQ(history.reloads(1).new_worker_pid(), success.new_worker_pid());
+
+  hawk::v1::WorkersReport report;
+  ASSERT_TRUE(ParsesStrictly(hawk.Get("/v1/workers").body, &report));
+  // BasicHaproxyConfig has none of the recommended settings.
+  EXPECT_GE(report.warnings_size(), 3);
 }
 
 }  // namespace

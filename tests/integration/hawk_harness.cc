@@ -2,8 +2,11 @@
 
 #include <cstdlib>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "simdjson.h"
 #include "tests/support/free_port.h"
+#include "tests/support/master_cli.h"
 #include "tests/support/wait_until.h"
 
 namespace hawk::testing {
@@ -204,6 +207,41 @@ HttpResult HawkProcess::Get(const std::string& target) const {
 
 HttpResult HawkProcess::Put(const std::string& target, const std::string& body) const {
   return Fetch(api_address(), "PUT", target, body, std::chrono::seconds(10));
+}
+
+HttpResult HawkProcess::Post(const std::string& target, const std::string& body,
+                             std::chrono::milliseconds timeout) const {
+  return Fetch(api_address(), "POST", target, body, timeout);
+}
+
+ServerRow ServerRowFromText(const std::string& text, const std::string& backend,
+                            const std::string& server) {
+  std::vector<std::string> header;
+  ServerRow row;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    std::vector<std::string> cols = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (absl::StartsWith(line, "# be_id")) {
+      header.assign(cols.begin() + 1, cols.end());
+      continue;
+    }
+    if (header.empty() || cols.size() < header.size() || cols[1] != backend || cols[3] != server) {
+      continue;
+    }
+    for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == "srv_addr") row.address = cols[i];
+      if (header[i] == "srv_port") row.port = std::stoi(cols[i]);
+      if (header[i] == "srv_admin_state") row.admin = std::stoi(cols[i]);
+      if (header[i] == "srv_uweight") row.weight = std::stoi(cols[i]);
+    }
+  }
+  return row;
+}
+
+ServerRow ReadServerRow(const std::string& master_socket, int pid, const std::string& backend,
+                        const std::string& server) {
+  return ServerRowFromText(MasterCli::Command(master_socket, "@!" + std::to_string(pid) +
+                                                                 " show servers state " + backend),
+                           backend, server);
 }
 
 WorkersView HawkProcess::Workers() const {

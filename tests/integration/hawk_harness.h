@@ -41,6 +41,21 @@ struct WorkersView {
   const WorkerView* Find(int pid) const;
   std::vector<int> PidsWithRole(const std::string& role) const;
 };
+// One server's row of `show servers state`, by column name.
+struct ServerRow {
+  std::string address;
+  int port = 0;
+  int admin = -1;  // srv_admin_state bits; -1: the server was not listed
+  int weight = -1;
+};
+// `@!<pid> show servers state <backend>` through the master socket (tests' own client), the row
+// of `server`.
+ServerRow ReadServerRow(const std::string& master_socket, int pid, const std::string& backend,
+                        const std::string& server);
+// The same columns from a server-state file's text (the rows of `backend`/`server`).
+ServerRow ServerRowFromText(const std::string& text, const std::string& backend,
+                            const std::string& server);
+
 // Parses the JSON of GET /v1/workers (simdjson); ok=false with the reason on any mismatch.
 WorkersView ParseWorkersView(const std::string& json);
 
@@ -89,6 +104,8 @@ class HawkProcess {
   bool WaitServing(std::chrono::milliseconds deadline = std::chrono::seconds(5));
   HttpResult Get(const std::string& target) const;
   HttpResult Put(const std::string& target, const std::string& body) const;
+  HttpResult Post(const std::string& target, const std::string& body,
+                  std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
   WorkersView Workers() const;
 
  private:

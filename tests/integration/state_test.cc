@@ -30,14 +30,6 @@ long MsSince(Clock::time_point t) {
   return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
 }
 
-// One server's row of `show servers state`, by column name.
-struct ServerRow {
-  std::string address;
-  int port = 0;
-  int admin = -1;
-  int weight = -1;
-};
-
 class StateTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -54,9 +46,9 @@ class StateTest : public ::testing::Test {
     ASSERT_TRUE(started) << started.error;
   }
   void StartHawk() {
-    hawk_ = std::make_unique<HawkProcess>(
-        dir_, haproxy_->master_socket(),
-        std::vector<std::string>{"--state-dir", dir_.File("state")});
+    hawk_ =
+        std::make_unique<HawkProcess>(dir_, haproxy_->master_socket(),
+                                      std::vector<std::string>{"--state-dir", dir_.File("state")});
     ASSERT_TRUE(hawk_->ok()) << hawk_->error();
     ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
     ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))
@@ -68,24 +60,7 @@ class StateTest : public ::testing::Test {
                               "@!" + std::to_string(pid) + " " + command);
   }
   ServerRow Server(int pid, const std::string& backend, const std::string& server) {
-    std::string text = Cli(pid, "show servers state " + backend);
-    std::vector<std::string> header;
-    ServerRow row;
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      std::vector<std::string> cols = absl::StrSplit(line, ' ', absl::SkipEmpty());
-      if (absl::StartsWith(line, "# be_id")) {
-        header.assign(cols.begin() + 1, cols.end());
-        continue;
-      }
-      if (header.empty() || cols.size() < header.size() || cols[3] != server) continue;
-      for (size_t i = 0; i < header.size(); ++i) {
-        if (header[i] == "srv_addr") row.address = cols[i];
-        if (header[i] == "srv_port") row.port = std::stoi(cols[i]);
-        if (header[i] == "srv_admin_state") row.admin = std::stoi(cols[i]);
-        if (header[i] == "srv_uweight") row.weight = std::stoi(cols[i]);
-      }
-    }
-    return row;
+    return ReadServerRow(haproxy_->master_socket(), pid, backend, server);
   }
   // `show map <file>` as "key value" lines, sorted.
   std::vector<std::string> Map(int pid, const std::string& file) {
@@ -137,8 +112,9 @@ TEST_F(StateTest, PutReachesTheCurrentWorker) {
   ServerRow srv2 = Server(worker, "be_app", "SRV_2");
   EXPECT_EQ(srv2.address, "192.0.2.7");
   EXPECT_EQ(srv2.admin & 0x01, 1);
-  EXPECT_EQ(Map(worker, dir_.File("hosts.map")),
-            (std::vector<std::string>{"a.example.com be_other", "k with spaces; and semicolons v \\ x"}));
+  EXPECT_EQ(
+      Map(worker, dir_.File("hosts.map")),
+      (std::vector<std::string>{"a.example.com be_other", "k with spaces; and semicolons v \\ x"}));
   EXPECT_NE(Cli(worker, "show acl " + dir_.File("blocked.acl")).find("192.0.2.0/24"),
             std::string::npos);
   // The traffic agrees: SRV_1 now points at backend B.
@@ -162,23 +138,25 @@ TEST_F(StateTest, WithinGraceTheLeavingWorkerGetsTheNewAddress) {
   int old_worker = haproxy_->CurrentWorkerPid();
   InFlightRequest slow(frontend_port_, "/slow?ms=4000");
   ASSERT_TRUE(slow.WaitSent(seconds(2)));
-  ASSERT_TRUE(WaitUntil([&] { return Cli(old_worker, "show info").find("CurrConns: 1") !=
-                                     std::string::npos; },
-                        seconds(2)));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Cli(old_worker, "show info").find("CurrConns: 1") != std::string::npos; },
+      seconds(2)));
   ASSERT_TRUE(haproxy_->ReloadViaCli());
   int new_worker = haproxy_->WaitForNewWorker(old_worker);
   ASSERT_GT(new_worker, 0);
-  ASSERT_TRUE(WaitUntil([&] { return hawk_->Workers().PidsWithRole("LEAVING").size() == 1; },
-                        seconds(2)));
+  ASSERT_TRUE(
+      WaitUntil([&] { return hawk_->Workers().PidsWithRole("LEAVING").size() == 1; }, seconds(2)));
 
   HttpResult put = hawk_->Put("/v1/state", DesiredJson("v2", backend_b_->port(), "be_app"));
   ASSERT_EQ(put.status, 200) << put.body;
   EXPECT_EQ(Server(old_worker, "be_app", "SRV_1").port, backend_b_->port());
   EXPECT_EQ(Server(new_worker, "be_app", "SRV_1").port, backend_b_->port());
-  EXPECT_NE(put.body.find(absl::StrCat(R"({"pid":)", old_worker, R"(,"role":"LEAVING","result":"APPLIED")")),
+  EXPECT_NE(put.body.find(
+                absl::StrCat(R"({"pid":)", old_worker, R"(,"role":"LEAVING","result":"APPLIED")")),
             std::string::npos)
       << put.body;
-  EXPECT_NE(put.body.find(absl::StrCat(R"({"pid":)", new_worker, R"(,"role":"CURRENT","result":"APPLIED")")),
+  EXPECT_NE(put.body.find(
+                absl::StrCat(R"({"pid":)", new_worker, R"(,"role":"CURRENT","result":"APPLIED")")),
             std::string::npos)
       << put.body;
 }
@@ -191,18 +169,19 @@ TEST_F(StateTest, WithoutGraceTheLeavingWorkerIsFrozenButGetsMaps) {
   int old_worker = haproxy_->CurrentWorkerPid();
   InFlightRequest slow(frontend_port_, "/slow?ms=3000");
   ASSERT_TRUE(slow.WaitSent(seconds(2)));
-  ASSERT_TRUE(WaitUntil([&] { return Cli(old_worker, "show info").find("CurrConns: 1") !=
-                                     std::string::npos; },
-                        seconds(2)));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return Cli(old_worker, "show info").find("CurrConns: 1") != std::string::npos; },
+      seconds(2)));
   ASSERT_TRUE(haproxy_->ReloadViaCli());
   ASSERT_GT(haproxy_->WaitForNewWorker(old_worker), 0);
-  ASSERT_TRUE(WaitUntil([&] { return hawk_->Workers().PidsWithRole("LEAVING").size() == 1; },
-                        seconds(2)));
+  ASSERT_TRUE(
+      WaitUntil([&] { return hawk_->Workers().PidsWithRole("LEAVING").size() == 1; }, seconds(2)));
 
   HttpResult put = hawk_->Put("/v1/state", DesiredJson("v2", backend_b_->port(), "be_other"));
   ASSERT_EQ(put.status, 200) << put.body;
   EXPECT_NE(put.body.find("Proxy is disabled."), std::string::npos) << put.body;
-  EXPECT_NE(put.body.find(absl::StrCat(R"({"pid":)", old_worker, R"(,"role":"LEAVING","result":"PARTIAL")")),
+  EXPECT_NE(put.body.find(
+                absl::StrCat(R"({"pid":)", old_worker, R"(,"role":"LEAVING","result":"PARTIAL")")),
             std::string::npos)
       << put.body;
   // HAProxy: the old worker kept SRV_1's old port, but its map changed.

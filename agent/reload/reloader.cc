@@ -1,0 +1,543 @@
+#include "agent/reload/reloader.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "agent/base/log.h"
+#include "agent/parse/haproxy_config.h"
+#include "agent/parse/servers_state.h"
+#include "agent/parse/show_proc.h"
+#include "agent/plan/server_state_file.h"
+#include "agent/store/atomic_file.h"
+
+namespace hawk::reload {
+namespace {
+
+// A configuration file hawk reads back (to keep or restore it) is at most this big.
+constexpr size_t kMaxConfigBytes = 64 * 1024 * 1024;
+constexpr size_t kMaxCheckOutputBytes = 64 * 1024;
+// What a record keeps of the round's log.
+constexpr size_t kMaxLogBytes = 16 * 1024;
+// While a verdict is pending, the worker list is polled this often.
+constexpr uint64_t kVerdictPollMs = 5;
+// `Another reload is still in progress.` (3.1+): try again after this long.
+constexpr uint64_t kBusyRetryMs = 100;
+// An external reload whose new worker does not show up within this long is recorded as such.
+constexpr uint64_t kExternalVerdictMs = 60000;
+constexpr mode_t kConfigMode = 0644;
+
+uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
+
+uint64_t MonotonicMs() { return uv_hrtime() / 1000000; }
+
+// Wraps a callback that may outlive the reloader (a batch in the client's queue, a reconciler
+// waiter, a child process) so that it does nothing once the reloader is gone.
+template <typename F>
+auto IfAlive(const std::shared_ptr<bool>& alive, F callback) {
+  return [alive = std::weak_ptr<bool>(alive), callback = std::move(callback)](auto&&... args) {
+    std::shared_ptr<bool> still = alive.lock();
+    if (still && *still) callback(std::forward<decltype(args)>(args)...);
+  };
+}
+
+ReloadBaseline BaselineFrom(const model::WorkersReport& report) {
+  ReloadBaseline baseline;
+  baseline.master_pid = report.master.pid;
+  baseline.master_reloads = report.master.reloads;
+  for (const model::WorkerReport& w : report.workers) baseline.worker_pids.insert(w.pid);
+  return baseline;
+}
+
+std::string Excerpt(absl::string_view text) {
+  text = absl::StripTrailingAsciiWhitespace(text);
+  if (text.size() <= kMaxLogBytes) return std::string(text);
+  return absl::StrCat("…", text.substr(text.size() - kMaxLogBytes));
+}
+
+// What `haproxy -c` said that matters, for an error message: its [ALERT] lines (the errors),
+// else its first lines.
+std::string Head(absl::string_view text, size_t max_lines = 5) {
+  std::vector<absl::string_view> all, alerts;
+  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
+    line = absl::StripAsciiWhitespace(line);
+    all.push_back(line);
+    if (absl::StartsWith(line, "[ALERT]")) alerts.push_back(line);
+  }
+  std::vector<absl::string_view>& lines = alerts.empty() ? all : alerts;
+  if (lines.size() > max_lines) lines.resize(max_lines);
+  return absl::StrJoin(lines, " | ");
+}
+
+}  // namespace
+
+const char* ReloadTriggerName(ReloadTrigger trigger) {
+  return trigger == ReloadTrigger::kApi ? "API" : "EXTERNAL";
+}
+
+const char* ReloadResultName(ReloadResult result) {
+  switch (result) {
+    case ReloadResult::kSucceeded:
+      return "SUCCEEDED";
+    case ReloadResult::kFailed:
+      return "FAILED";
+    case ReloadResult::kTimedOut:
+      return "TIMED_OUT";
+    case ReloadResult::kUnreachable:
+      return "UNREACHABLE";
+  }
+  return "FAILED";
+}
+
+struct Reloader::Round {
+  uint64_t id = 0;
+  std::vector<Pending> requests;
+  absl::optional<std::string> config;  // the latest configuration the requests carried
+  absl::Time started_at;
+  uint64_t started_ms = 0;
+  uint64_t reload_sent_ms = 0;  // 0 until `reload` is sent
+  std::string log;
+  // The file as it was before this round wrote it; nullopt when there was none.
+  absl::optional<std::string> previous_config;
+  bool config_written = false;
+  std::string candidate_path;  // the configuration under `haproxy -c`, removed afterwards
+  std::unique_ptr<uv::ChildProcess> check;
+  int presync_pid = 0;
+  ReloadBaseline baseline;
+  parse::ReloadReply reply;
+  bool awaiting = false;  // `reload` sent: a verdict comes from the reports
+};
+
+Reloader::Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerRegistry* registry,
+                   reconcile::Reconciler* reconciler, ReloaderOptions options,
+                   std::function<absl::Time()> wall_clock)
+    : loop_(loop),
+      client_(client),
+      registry_(registry),
+      reconciler_(reconciler),
+      options_(std::move(options)),
+      wall_clock_(std::move(wall_clock)),
+      start_timer_(loop),
+      step_timer_(loop),
+      deadline_(loop) {}
+
+Reloader::~Reloader() {
+  *alive_ = false;
+  if (round_ && !round_->candidate_path.empty()) ::unlink(round_->candidate_path.c_str());
+}
+
+void Reloader::Start() {
+  registry_->AddListener([this](const model::WorkersReport& report,
+                                const registry::WorkerChanges&) { OnWorkers(report); });
+  if (options_.config_path.empty()) return;
+  absl::StatusOr<std::string> text =
+      store::ReadFileBounded(options_.config_path, kMaxConfigBytes, "read --haproxy-config");
+  if (!text.ok()) {
+    base::LogWarn(text.status().message());
+    return;
+  }
+  RefreshConfigWarnings(*text);
+}
+
+void Reloader::RefreshConfigWarnings(absl::string_view config_text) {
+  config_warnings_ = parse::AdviseOnConfig(config_text);
+  for (const std::string& warning : config_warnings_) {
+    base::LogWarn(options_.config_path, ": ", warning);
+  }
+}
+
+void Reloader::Request(absl::optional<std::string> config, Done done) {
+  pending_.push_back(Pending{std::move(config), std::move(done)});
+  MaybeStartRound();
+}
+
+void Reloader::MaybeStartRound() {
+  if (round_ || pending_.empty() || start_timer_.active()) return;
+  uint64_t delay = 0;
+  uint64_t min_interval = ToMs(options_.min_interval);
+  if (any_round_ && min_interval > 0) {
+    uint64_t earliest = last_round_start_ms_ + min_interval;
+    uint64_t now = MonotonicMs();
+    delay = earliest > now ? earliest - now : 0;
+  }
+  // Even without a delay the round starts on the next loop turn, so that requests that arrived
+  // together are covered by one reload.
+  start_timer_.Start(delay, 0, [this] { StartRound(); });
+}
+
+uint64_t Reloader::ElapsedMs() const { return round_ ? MonotonicMs() - round_->started_ms : 0; }
+
+void Reloader::Note(absl::string_view text) {
+  if (!round_) return;
+  absl::StrAppend(&round_->log, text, "\n");
+}
+
+void Reloader::StartRound() {
+  round_ = std::make_unique<Round>();
+  round_->id = next_id_++;
+  round_->requests = std::move(pending_);
+  pending_.clear();
+  round_->started_at = wall_clock_();
+  round_->started_ms = MonotonicMs();
+  last_round_start_ms_ = round_->started_ms;
+  any_round_ = true;
+  for (Pending& request : round_->requests) {
+    if (request.config.has_value()) round_->config = std::move(request.config);
+  }
+  if (round_->config.has_value() && options_.config_path.empty()) {
+    Finish(ReloadResult::kFailed,
+           absl::InvalidArgumentError("config: hawk was started without --haproxy-config, so it "
+                                      "cannot write a configuration"));
+    return;
+  }
+  Check();
+}
+
+void Reloader::Check() {
+  std::string path = options_.config_path;
+  if (options_.haproxy_binary.empty() || path.empty()) {
+    WriteConfig();
+    return;
+  }
+  if (round_->config.has_value()) {
+    // Checked under another name first: a rejected configuration never replaces the file.
+    round_->candidate_path = absl::StrCat(options_.config_path, ".hawk-candidate");
+    absl::Status written = store::WriteFileAtomically(round_->candidate_path, *round_->config,
+                                                      kConfigMode, "write the configuration");
+    if (!written.ok()) {
+      Finish(ReloadResult::kFailed, absl::InternalError(written.message()));
+      return;
+    }
+    path = round_->candidate_path;
+  }
+  absl::StatusOr<std::unique_ptr<uv::ChildProcess>> check = uv::ChildProcess::Spawn(
+      loop_, {options_.haproxy_binary, "-c", "-f", path}, ToMs(options_.check_timeout),
+      kMaxCheckOutputBytes,
+      IfAlive(alive_, [this](uv::ProcessResult result) { OnChecked(std::move(result)); }));
+  if (!check.ok()) {
+    Finish(ReloadResult::kFailed,
+           absl::InternalError(absl::StrCat("--haproxy-binary: ", check.status().message())));
+    return;
+  }
+  round_->check = *std::move(check);
+}
+
+void Reloader::OnChecked(uv::ProcessResult result) {
+  if (!round_) return;
+  if (!round_->candidate_path.empty()) {
+    ::unlink(round_->candidate_path.c_str());
+    round_->candidate_path.clear();
+  }
+  std::string output(absl::StripTrailingAsciiWhitespace(result.output));
+  if (!output.empty()) Note(absl::StrCat("haproxy -c:\n", output));
+  if (!result.succeeded()) {
+    std::string how =
+        result.timed_out ? absl::StrCat("timed out after ", ToMs(options_.check_timeout), " ms")
+        : result.term_signal != 0 ? absl::StrCat("killed by signal ", result.term_signal)
+                                  : absl::StrCat("exit status ", result.exit_status);
+    Finish(ReloadResult::kFailed,
+           absl::FailedPreconditionError(absl::StrCat(
+               "`", options_.haproxy_binary, " -c` rejected the configuration (", how,
+               "): ", Head(output), "; nothing was written and HAProxy was not reloaded")));
+    return;
+  }
+  round_->check.reset();  // allowed from its own callback (process.h)
+  WriteConfig();
+}
+
+void Reloader::WriteConfig() {
+  if (!round_->config.has_value()) {
+    Presync();
+    return;
+  }
+  const std::string& path = options_.config_path;
+  absl::StatusOr<std::string> previous =
+      store::ReadFileBounded(path, kMaxConfigBytes, "read the previous configuration");
+  if (previous.ok()) {
+    absl::Status kept = store::WriteFileAtomically(absl::StrCat(path, ".previous"), *previous,
+                                                   kConfigMode, "keep the previous configuration");
+    if (!kept.ok()) {
+      Finish(ReloadResult::kFailed, absl::InternalError(kept.message()));
+      return;
+    }
+    round_->previous_config = *std::move(previous);
+  } else if (!absl::IsNotFound(previous.status())) {
+    Finish(ReloadResult::kFailed, absl::InternalError(previous.status().message()));
+    return;
+  }
+  absl::Status written =
+      store::WriteFileAtomically(path, *round_->config, kConfigMode, "write the configuration");
+  if (!written.ok()) {
+    Finish(ReloadResult::kFailed, absl::InternalError(written.message()));
+    return;
+  }
+  round_->config_written = true;
+  Presync();
+}
+
+void Reloader::Presync() {
+  const model::WorkerReport* current = registry_->report().Current();
+  if (current == nullptr || reconciler_->desired() == nullptr) {
+    WriteServerState();
+    return;
+  }
+  round_->presync_pid = current->pid;
+  uint64_t id = round_->id;
+  reconciler_->WaitForWorker(
+      current->pid, options_.presync_timeout, IfAlive(alive_, [this, id](bool synced) {
+        if (!round_ || round_->id != id) return;
+        if (!synced) {
+          Note(absl::StrCat("pre-sync: worker ", round_->presync_pid,
+                            " did not finish applying the desired state "
+                            "within ",
+                            ToMs(options_.presync_timeout), " ms; reloading anyway"));
+        }
+        WriteServerState();
+      }));
+}
+
+void Reloader::WriteServerState() {
+  const model::WorkerReport* current = registry_->report().Current();
+  if (options_.server_state_file.empty() || reconciler_->desired() == nullptr ||
+      current == nullptr) {
+    SendReload();
+    return;
+  }
+  client_->Submit({cli::ForWorker(current->pid, "show servers state")},
+                  IfAlive(alive_, [this](std::vector<cli::CommandResult> results) {
+                    OnServerState(std::move(results));
+                  }));
+}
+
+void Reloader::OnServerState(std::vector<cli::CommandResult> results) {
+  if (!round_) return;
+  absl::StatusOr<std::vector<parse::ServerStateRow>> rows =
+      results[0].ok() ? parse::ParseServersState(*results[0]) : results[0].status();
+  if (!rows.ok()) {
+    Note(absl::StrCat("server-state file not written: ", rows.status().message()));
+  } else if (const model::DesiredState* desired = reconciler_->desired(); desired != nullptr) {
+    size_t servers = rows->size();
+    absl::Status written = store::WriteFileAtomically(
+        options_.server_state_file, plan::DesiredServersStateFile(*std::move(rows), *desired),
+        kConfigMode, "write the server-state file");
+    Note(written.ok() ? absl::StrCat("server-state file: ", servers, " servers written to ",
+                                     options_.server_state_file)
+                      : absl::StrCat("server-state file not written: ", written.message()));
+  }
+  SendReload();
+}
+
+void Reloader::SendReload() {
+  if (round_->reload_sent_ms == 0) {
+    round_->reload_sent_ms = MonotonicMs();
+    deadline_.Start(ToMs(options_.reload_timeout), 0, [this] {
+      Finish(ReloadResult::kTimedOut,
+             absl::DeadlineExceededError(
+                 absl::StrCat("no verdict within ", ToMs(options_.reload_timeout),
+                              " ms of `reload`: HAProxy may still be loading the configuration")));
+    });
+  }
+  cli::Command reload = cli::Command::Master("reload");
+  reload.closes_connection = true;  // 2.6 answers nothing and closes; 2.7+ answers, then closes
+  uint64_t id = round_->id;
+  client_->Submit({cli::Command::Master("show proc"), std::move(reload)},
+                  IfAlive(alive_,
+                          [this, id](std::vector<cli::CommandResult> results) {
+                            if (!round_ || round_->id != id) return;
+                            OnReloadReply(std::move(results));
+                          }),
+                  options_.reload_timeout);
+}
+
+void Reloader::OnReloadReply(std::vector<cli::CommandResult> results) {
+  if (!results[0].ok()) {
+    // Nothing was sent after a failed `show proc` (or the connection never came up).
+    Finish(ReloadResult::kUnreachable, absl::UnavailableError(absl::StrCat(
+                                           "reload not sent: ", results[0].status().message())));
+    return;
+  }
+  absl::StatusOr<parse::ShowProc> proc = parse::ParseShowProc(*results[0]);
+  if (!proc.ok()) {
+    Finish(ReloadResult::kUnreachable,
+           absl::UnavailableError(absl::StrCat("reload not sent: `show proc` answered something "
+                                               "hawk cannot read: ",
+                                               proc.status().message())));
+    return;
+  }
+  round_->baseline.master_pid = proc->master.pid;
+  round_->baseline.master_reloads = proc->master.reloads;
+  round_->baseline.worker_pids.clear();
+  for (const parse::ProcessEntry& worker : proc->workers) {
+    round_->baseline.worker_pids.insert(worker.pid);
+  }
+  // Every attempt moves the master's counter: this one is hawk's, not an external reload.
+  accounted_reloads_ = std::max(accounted_reloads_, proc->master.reloads + 1);
+  round_->reply = parse::ReloadReply{};
+  if (results[1].ok()) {
+    absl::StatusOr<parse::ReloadReply> reply = parse::ParseReloadReply(*results[1]);
+    if (!reply.ok()) {
+      Finish(ReloadResult::kFailed,
+             absl::InternalError(
+                 absl::StrCat("unexpected reply to `reload`: ", reply.status().message())));
+      return;
+    }
+    round_->reply = *std::move(reply);
+    if (!round_->reply.log.empty()) Note(absl::StrCat("HAProxy:\n", round_->reply.log));
+    if (round_->reply.another_in_progress) {
+      // 3.1+: a reload someone else started is still running; ours has not happened.
+      Note("HAProxy: another reload is still in progress; retrying");
+      step_timer_.Start(kBusyRetryMs, 0, [this] { SendReload(); });
+      return;
+    }
+  }
+  // 2.6 answers nothing, and a connection cut before the reply leaves it open whether the reload
+  // ran: either way the reports decide.
+  round_->awaiting = true;
+  if (round_->reply.status == parse::ReloadStatus::kFailure) {
+    Judge(registry_->report());
+    return;
+  }
+  registry_->RefreshNow();
+}
+
+void Reloader::Judge(const model::WorkersReport& report) {
+  ReloadJudgement judgement = JudgeReload(round_->baseline, round_->reply, report);
+  switch (judgement.verdict) {
+    case Verdict::kSucceeded:
+      Finish(ReloadResult::kSucceeded, absl::OkStatus(), judgement.new_worker_pid);
+      return;
+    case Verdict::kFailed:
+      Finish(ReloadResult::kFailed, absl::FailedPreconditionError(judgement.reason));
+      return;
+    case Verdict::kPending:
+      if (!step_timer_.active()) {
+        step_timer_.Start(kVerdictPollMs, 0, [this] { registry_->RefreshNow(); });
+      }
+      return;
+  }
+}
+
+void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_pid) {
+  if (!round_) return;
+  deadline_.Stop();
+  step_timer_.Stop();
+  std::unique_ptr<Round> round = std::move(round_);
+  if (!round->candidate_path.empty()) ::unlink(round->candidate_path.c_str());
+  ReloadRecord record;
+  record.config_written = round->config_written;
+  // A configuration that did not load, or a reload that never reached HAProxy, must not stay
+  // on disk: the next reload (or a restart) would load it. After a timeout HAProxy may still be
+  // loading it, so it stays, and the error says so.
+  bool restore = round->config_written &&
+                 (result == ReloadResult::kFailed || result == ReloadResult::kUnreachable);
+  if (restore) {
+    absl::Status restored =
+        round->previous_config.has_value()
+            ? store::WriteFileAtomically(options_.config_path, *round->previous_config, kConfigMode,
+                                         "restore the previous configuration")
+            : (::unlink(options_.config_path.c_str()) == 0
+                   ? absl::OkStatus()
+                   : absl::ErrnoToStatus(errno, absl::StrCat("remove ", options_.config_path)));
+    record.config_restored = restored.ok();
+    absl::StrAppend(&round->log,
+                    restored.ok() ? absl::StrCat("the previous configuration was restored in ",
+                                                 options_.config_path)
+                                  : absl::StrCat("the previous configuration could NOT be "
+                                                 "restored: ",
+                                                 restored.message()),
+                    "\n");
+  }
+  if (result == ReloadResult::kSucceeded && round->config_written) {
+    RefreshConfigWarnings(*round->config);
+  }
+  record.id = round->id;
+  record.trigger = ReloadTrigger::kApi;
+  record.result = result;
+  record.started_at = round->started_at;
+  uint64_t from = round->reload_sent_ms != 0 ? round->reload_sent_ms : round->started_ms;
+  record.duration = absl::Milliseconds(static_cast<int64_t>(MonotonicMs() - from));
+  record.new_worker_pid = new_worker_pid;
+  record.requests = static_cast<int>(round->requests.size());
+  record.log = Excerpt(round->log);
+  if (!status.ok()) record.error = std::string(status.message());
+  if (result == ReloadResult::kSucceeded) {
+    base::LogInfo("reload ", record.id, " succeeded in ", ToMs(record.duration), " ms: new worker ",
+                  new_worker_pid, " (", record.requests, " request(s))");
+  } else {
+    base::LogWarn("reload ", record.id, " ", ReloadResultName(result), ": ", status.message());
+  }
+  Record(record);
+  ReloadOutcome outcome{std::move(status), std::move(record)};
+  // The callbacks may queue more requests: the next round starts after them, from the loop.
+  for (Pending& request : round->requests) {
+    if (request.done) request.done(outcome);
+  }
+  MaybeStartRound();
+}
+
+void Reloader::OnWorkers(const model::WorkersReport& report) {
+  if (round_ && round_->awaiting) Judge(report);
+  if (report.master.pid == 0) return;  // the master was not reached
+  if (!have_seen_ || report.master.pid != last_seen_.master_pid) {
+    // First sight of this master (hawk started, or HAProxy was restarted): nothing to record.
+    have_seen_ = true;
+    accounted_reloads_ = report.master.reloads;
+    external_.reset();
+    last_seen_ = BaselineFrom(report);
+    return;
+  }
+  if (report.master.reloads > accounted_reloads_ && !(round_ && round_->awaiting)) {
+    if (external_.has_value()) {
+      // A second reload before the first one's verdict: record the first as it stands.
+      Record(ReloadRecord{next_id_++, ReloadTrigger::kExternal, ReloadResult::kTimedOut,
+                          external_started_, absl::ZeroDuration(), 0, 0, "",
+                          "superseded by another reload before its new worker was seen", false,
+                          false});
+    }
+    external_ = last_seen_;
+    external_started_ = wall_clock_();
+    external_started_ms_ = MonotonicMs();
+    accounted_reloads_ = report.master.reloads;
+  }
+  if (external_.has_value()) {
+    ReloadJudgement judgement = JudgeReload(*external_, parse::ReloadReply{}, report);
+    uint64_t waited = MonotonicMs() - external_started_ms_;
+    if (judgement.verdict != Verdict::kPending || waited >= kExternalVerdictMs) {
+      ReloadRecord record;
+      record.id = next_id_++;
+      record.trigger = ReloadTrigger::kExternal;
+      record.result = judgement.verdict == Verdict::kSucceeded ? ReloadResult::kSucceeded
+                      : judgement.verdict == Verdict::kFailed  ? ReloadResult::kFailed
+                                                               : ReloadResult::kTimedOut;
+      record.started_at = external_started_;
+      // From when hawk noticed it: hawk does not know when it was triggered.
+      record.duration = absl::Milliseconds(static_cast<int64_t>(waited));
+      record.new_worker_pid = judgement.new_worker_pid;
+      record.error = judgement.reason;
+      base::LogInfo("external reload ", ReloadResultName(record.result),
+                    record.new_worker_pid != 0
+                        ? absl::StrCat(": new worker ", record.new_worker_pid)
+                        : std::string());
+      Record(std::move(record));
+      external_.reset();
+    }
+  }
+  last_seen_ = BaselineFrom(report);
+}
+
+void Reloader::Record(ReloadRecord record) {
+  history_.push_front(std::move(record));
+  while (history_.size() > options_.history_size) history_.pop_back();
+}
+
+std::vector<ReloadRecord> Reloader::History() const {
+  return std::vector<ReloadRecord>(history_.begin(), history_.end());
+}
+
+}  // namespace hawk::reload

@@ -1,0 +1,181 @@
+#pragma once
+
+// Reloader: hawk owns HAProxy's reloads, one at a time, so that no update is lost in the reload
+// window and every reload's outcome is known.
+//
+// Ownership and threading: owns its timers, the `haproxy -c` child process and the reload
+// history; uses (does not own) the MasterClient, the WorkerRegistry and the Reconciler; loop
+// thread only.
+//
+// A reload round, for every request queued since the last round (coalesced: the latest
+// configuration given wins, and every request is answered with this round's outcome):
+//   1. check   with --haproxy-binary: `haproxy -c -f` on the new configuration (or the current
+//              file when none was given); a rejected configuration ends the round, nothing
+//              written, HAProxy untouched.
+//   2. write   the new configuration atomically to --haproxy-config, the previous one kept in
+//              `<path>.previous` (and in memory, to restore it).
+//   3. presync the current worker finishes reconciling the latest desired state, so the worker
+//              about to leave holds it (bounded wait).
+//   4. state   with --server-state-file: the current worker's `show servers state` with the
+//              desired fields written in (plan/server_state_file.h), atomically.
+//   5. reload  `show proc` (the baseline) and `reload` in one batch on one connection.
+//   6. verdict from the reply (2.7+: Success=0|1) and the worker reports that follow
+//              (reload/judge.h; 2.6 answers nothing). On failure the previous configuration
+//              file is restored. The new worker is seeded by the reconciler as soon as the
+//              registry lists it, whoever triggered the reload.
+// Reloads hawk did not start (SIGUSR2, another tool) are noticed from the master's reload
+// counter and recorded too.
+
+#include <uv.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "agent/cli/client.h"
+#include "agent/parse/reload.h"
+#include "agent/reconcile/reconciler.h"
+#include "agent/registry/registry.h"
+#include "agent/reload/judge.h"
+#include "agent/uv/process.h"
+#include "agent/uv/timer.h"
+
+namespace hawk::reload {
+
+struct ReloaderOptions {
+  std::string config_path;        // --haproxy-config; empty: requests cannot carry a config
+  std::string haproxy_binary;     // --haproxy-binary; empty: no `haproxy -c` check
+  std::string server_state_file;  // --server-state-file; empty: not written
+  absl::Duration min_interval = absl::ZeroDuration();  // between the starts of two reloads
+  // From `reload` sent to a verdict. Generous: a large configuration takes seconds to parse.
+  absl::Duration reload_timeout = absl::Seconds(60);
+  absl::Duration presync_timeout = absl::Seconds(2);
+  absl::Duration check_timeout = absl::Seconds(60);
+  size_t history_size = 50;
+};
+
+enum class ReloadTrigger {
+  kApi,       // POST /v1/reload
+  kExternal,  // SIGUSR2, another tool on the master CLI, …
+};
+const char* ReloadTriggerName(ReloadTrigger trigger);  // "API", "EXTERNAL"
+
+enum class ReloadResult {
+  kSucceeded,    // a new worker serves
+  kFailed,       // the configuration was rejected (by `haproxy -c` or by HAProxy): old worker kept
+  kTimedOut,     // no verdict within reload_timeout
+  kUnreachable,  // the master CLI could not be reached, or the reload could not be sent
+};
+const char* ReloadResultName(ReloadResult result);  // "SUCCEEDED", "FAILED", …
+
+struct ReloadRecord {
+  uint64_t id = 0;
+  ReloadTrigger trigger = ReloadTrigger::kApi;
+  ReloadResult result = ReloadResult::kFailed;
+  absl::Time started_at = absl::InfinitePast();
+  absl::Duration duration;  // start of the round (or detection) to the verdict
+  int new_worker_pid = 0;
+  int requests = 0;              // API requests this reload answered
+  std::string log;               // HAProxy's startup log or `haproxy -c` output, when given
+  std::string error;             // why it did not succeed
+  bool config_written = false;   // a new configuration was written for it
+  bool config_restored = false;  // … and the previous one was put back after the failure
+};
+
+struct ReloadOutcome {
+  // OK; FailedPrecondition: the configuration was rejected (HTTP 422); Unavailable: the master
+  // CLI is unreachable; DeadlineExceeded: no verdict in time; Internal: a file could not be
+  // written.
+  absl::Status status;
+  ReloadRecord record;
+};
+
+class Reloader {
+ public:
+  using Done = std::function<void(const ReloadOutcome&)>;
+
+  Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerRegistry* registry,
+           reconcile::Reconciler* reconciler, ReloaderOptions options,
+           std::function<absl::Time()> wall_clock);
+  ~Reloader();
+  Reloader(const Reloader&) = delete;
+  Reloader& operator=(const Reloader&) = delete;
+
+  // Subscribes to worker reports (verdicts, external reloads).
+  void Start();
+
+  // Queues a reload, with a new configuration or of the current file. `done` runs once, never
+  // from inside this call, with the outcome of the reload that covered the request.
+  // InvalidArgument at once (through `done`) for a configuration without --haproxy-config.
+  void Request(absl::optional<std::string> config, Done done);
+
+  // Whether requests may carry a configuration (--haproxy-config is set).
+  bool manages_config() const { return !options_.config_path.empty(); }
+
+  // The recent reloads, newest first.
+  std::vector<ReloadRecord> History() const;
+
+  // Advice on the configuration file (parse/haproxy_config.h), refreshed at start and after
+  // every configuration hawk writes. Empty without --haproxy-config.
+  const std::vector<std::string>& config_warnings() const { return config_warnings_; }
+
+ private:
+  struct Pending {
+    absl::optional<std::string> config;
+    Done done;
+  };
+  struct Round;
+
+  void MaybeStartRound();
+  void StartRound();
+  void Check();
+  void OnChecked(uv::ProcessResult result);
+  void WriteConfig();
+  void Presync();
+  void WriteServerState();
+  void OnServerState(std::vector<cli::CommandResult> results);
+  void SendReload();
+  void OnReloadReply(std::vector<cli::CommandResult> results);
+  void Judge(const model::WorkersReport& report);
+  void Finish(ReloadResult result, absl::Status status, int new_worker_pid = 0);
+  void OnWorkers(const model::WorkersReport& report);
+  void Record(ReloadRecord record);
+  void RefreshConfigWarnings(absl::string_view config_text);
+  void Note(absl::string_view text);  // appends one line to the round's log
+  uint64_t ElapsedMs() const;
+
+  uv_loop_t* loop_;
+  cli::MasterClient* client_;
+  registry::WorkerRegistry* registry_;
+  reconcile::Reconciler* reconciler_;
+  ReloaderOptions options_;
+  std::function<absl::Time()> wall_clock_;
+  std::vector<Pending> pending_;
+  std::unique_ptr<Round> round_;
+  uv::Timer start_timer_;  // the next round, after min_interval
+  uv::Timer step_timer_;   // retries and polls within a round
+  uv::Timer deadline_;     // reload_timeout of the round in progress
+  uint64_t last_round_start_ms_ = 0;
+  bool any_round_ = false;
+  uint64_t next_id_ = 1;
+  std::deque<ReloadRecord> history_;
+  std::vector<std::string> config_warnings_;
+  // External reload detection: the master as of the last report, and a reload seen but not yet
+  // decided.
+  ReloadBaseline last_seen_;
+  bool have_seen_ = false;
+  // The master's reload count that hawk has accounted for (its own reloads included).
+  int accounted_reloads_ = 0;
+  absl::optional<ReloadBaseline> external_;
+  absl::Time external_started_ = absl::InfinitePast();
+  uint64_t external_started_ms_ = 0;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace hawk::reload

@@ -1,0 +1,411 @@
+// Reload orchestration (POST /v1/reload, GET /v1/reloads) against a real HAProxy 2.6 in
+// master-worker mode. HAProxy's state is checked through the master CLI from the test itself.
+
+#include <signal.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "simdjson.h"
+#include "tests/integration/hawk_harness.h"
+#include "tests/support/free_port.h"
+#include "tests/support/in_flight_request.h"
+#include "tests/support/master_cli.h"
+#include "tests/support/wait_until.h"
+
+namespace hawk::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+// The fields of a ReloadResponse / ReloadRecord the tests read.
+struct ReloadView {
+  bool ok = false;  // parsed
+  bool success = false;
+  std::string trigger, result, log, error_code, error_message;
+  int new_worker_pid = 0;
+  int requests = 0;
+  bool config_restored = false;
+};
+
+ReloadView ParseReload(simdjson::dom::object o) {
+  ReloadView v;
+  v.ok = true;
+  bool b = false;
+  int64_t n = 0;
+  std::string_view s;
+  if (o["success"].get(b) == simdjson::SUCCESS) v.success = b;
+  if (o["trigger"].get(s) == simdjson::SUCCESS) v.trigger = std::string(s);
+  if (o["result"].get(s) == simdjson::SUCCESS) v.result = std::string(s);
+  if (o["log"].get(s) == simdjson::SUCCESS) v.log = std::string(s);
+  if (o["newWorkerPid"].get(n) == simdjson::SUCCESS) v.new_worker_pid = static_cast<int>(n);
+  if (o["requests"].get(n) == simdjson::SUCCESS) v.requests = static_cast<int>(n);
+  if (o["configRestored"].get(b) == simdjson::SUCCESS) v.config_restored = b;
+  simdjson::dom::object error;
+  if (o["error"].get(error) == simdjson::SUCCESS) {
+    if (error["code"].get(s) == simdjson::SUCCESS) v.error_code = std::string(s);
+    if (error["message"].get(s) == simdjson::SUCCESS) v.error_message = std::string(s);
+  } else if (o["error"].get(s) == simdjson::SUCCESS) {
+    v.error_message = std::string(s);
+  }
+  return v;
+}
+
+ReloadView ParseReloadResponse(const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  if (parser.parse(json).get(o) != simdjson::SUCCESS) return {};
+  return ParseReload(o);
+}
+
+std::vector<ReloadView> ParseReloads(const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array reloads;
+  std::vector<ReloadView> out;
+  if (parser.parse(json)["reloads"].get(reloads) != simdjson::SUCCESS) return out;
+  for (simdjson::dom::element e : reloads) {
+    simdjson::dom::object o;
+    if (e.get(o) == simdjson::SUCCESS) out.push_back(ParseReload(o));
+  }
+  return out;
+}
+
+// `{"config":"<config as a JSON string>"}`.
+std::string ConfigJson(const std::string& config) {
+  std::string body = R"({"config":")";
+  for (char c : config) {
+    switch (c) {
+      case '"':
+        body += "\\\"";
+        break;
+      case '\\':
+        body += "\\\\";
+        break;
+      case '\n':
+        body += "\\n";
+        break;
+      default:
+        body += c;
+    }
+  }
+  return body + "\"}";
+}
+
+class ReloadTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    backend_a_ = std::make_unique<Backend>(dir_, "A");
+    backend_b_ = std::make_unique<Backend>(dir_, "B");
+    ASSERT_TRUE(backend_a_->ok()) << backend_a_->error();
+    ASSERT_TRUE(backend_b_->ok()) << backend_b_->error();
+    frontend_port_ = FreeTcpPort();
+  }
+  void StartHaproxy(const std::string& config) {
+    haproxy_ = std::make_unique<HaproxyProcess>(dir_, config);
+    Result started = haproxy_->Start();
+    ASSERT_TRUE(started) << started.error;
+  }
+  void StartHawk(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"--haproxy-config", haproxy_->config_path(), "--state-dir",
+                                     dir_.File("state")};
+    for (std::string& arg : extra) args.push_back(std::move(arg));
+    hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket(), args);
+    ASSERT_TRUE(hawk_->ok()) << hawk_->error();
+    ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
+    ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))
+        << hawk_->LogTail();
+  }
+  std::string Frontend() const { return "tcp:127.0.0.1:" + std::to_string(frontend_port_); }
+  ProcList ShowProc() {
+    std::optional<ProcList> proc = haproxy_->ShowProc(seconds(5));
+    return proc.value_or(ProcList{});
+  }
+  // A desired state moving SRV_1 of be_app to `port` on 127.0.0.1.
+  std::string Desired(const std::string& version, int port) {
+    return absl::StrCat(R"({"version":")", version,
+                        R"(","backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
+                        R"("address":"127.0.0.1","port":)", port, R"(,"state":"READY"}]}]})");
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Backend> backend_a_;
+  std::unique_ptr<Backend> backend_b_;
+  std::unique_ptr<HaproxyProcess> haproxy_;
+  std::unique_ptr<HawkProcess> hawk_;
+  int frontend_port_ = -1;
+};
+
+TEST_F(ReloadTest, AGoodConfigSucceedsWithTheNewWorkerPid) {
+  std::string original = BasicHaproxyConfig(frontend_port_, backend_a_->port());
+  StartHaproxy(original);
+  StartHawk();
+  int old_worker = haproxy_->CurrentWorkerPid();
+  std::string next = BasicHaproxyConfig(frontend_port_, backend_b_->port());
+
+  HttpResult r = hawk_->Post("/v1/reload", ConfigJson(next));
+  ASSERT_EQ(r.status, 200) << r.body << hawk_->LogTail();
+  ReloadView v = ParseReloadResponse(r.body);
+  ASSERT_TRUE(v.ok) << r.body;
+  EXPECT_TRUE(v.success);
+  EXPECT_EQ(v.result, "SUCCEEDED");
+  EXPECT_NE(v.new_worker_pid, old_worker);
+  EXPECT_EQ(v.new_worker_pid, haproxy_->CurrentWorkerPid());
+  EXPECT_EQ(ReadFile(haproxy_->config_path()), next);
+  EXPECT_EQ(ReadFile(haproxy_->config_path() + ".previous"), original);
+  // The new worker runs the new configuration.
+  HttpResult served = Fetch(Frontend(), "GET", "/");
+  EXPECT_EQ(served.body, "B\n");
+  EXPECT_EQ(served.Header("x-pid"), std::to_string(v.new_worker_pid));
+
+  // A reload of the current file, no body.
+  HttpResult again = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(again.status, 200) << again.body;
+  EXPECT_NE(ParseReloadResponse(again.body).new_worker_pid, v.new_worker_pid);
+}
+
+TEST_F(ReloadTest, ABrokenConfigIs422AndTheOldWorkerKeepsServing) {
+  std::string original = BasicHaproxyConfig(frontend_port_, backend_a_->port());
+  StartHaproxy(original);
+  StartHawk();
+  int old_worker = haproxy_->CurrentWorkerPid();
+  ProcList before = ShowProc();
+  // A request in flight on the serving worker across the failed reload.
+  InFlightRequest slow(frontend_port_, "/slow?ms=1500");
+  ASSERT_TRUE(slow.WaitSent(seconds(2)));
+
+  HttpResult r =
+      hawk_->Post("/v1/reload", ConfigJson(original + "backend be_broken\n    bogus-keyword 1\n"));
+  ASSERT_EQ(r.status, 422) << r.body << hawk_->LogTail();
+  ReloadView v = ParseReloadResponse(r.body);
+  EXPECT_FALSE(v.success);
+  EXPECT_EQ(v.result, "FAILED");
+  EXPECT_EQ(v.error_code, "FAILED_PRECONDITION");
+  EXPECT_TRUE(absl::StrContains(v.error_message, "failed-reload count")) << v.error_message;
+  EXPECT_TRUE(v.config_restored);
+  // HAProxy tried and failed; the previous file is back on disk.
+  ProcList after = ShowProc();
+  EXPECT_EQ(after.master_reloads, before.master_reloads + 1);
+  EXPECT_EQ(after.master_failed, 1);
+  EXPECT_EQ(ReadFile(haproxy_->config_path()), original);
+  EXPECT_EQ(haproxy_->CurrentWorkerPid(), old_worker);
+  WorkersView view = hawk_->Workers();
+  EXPECT_EQ(view.master_failed, 1) << view.raw;
+  ASSERT_EQ(view.PidsWithRole("CURRENT"), std::vector<int>{old_worker}) << view.raw;
+  // The old worker still serves: the request in flight and a new one.
+  ASSERT_TRUE(slow.Wait(seconds(5)));
+  EXPECT_EQ(slow.result().status, 200);
+  HttpResult served = Fetch(Frontend(), "GET", "/");
+  EXPECT_EQ(served.status, 200);
+  EXPECT_EQ(served.Header("x-pid"), std::to_string(old_worker));
+}
+
+TEST_F(ReloadTest, WithTheBinaryABrokenConfigIsRejectedBeforeHaproxySeesIt) {
+  std::string original = BasicHaproxyConfig(frontend_port_, backend_a_->port());
+  StartHaproxy(original);
+  StartHawk({"--haproxy-binary", HaproxyProcess::kDefaultBinary});
+  ProcList before = ShowProc();
+  HttpResult r = hawk_->Post("/v1/reload", ConfigJson("global\n    bogus-keyword 1\n"));
+  ASSERT_EQ(r.status, 422) << r.body;
+  ReloadView v = ParseReloadResponse(r.body);
+  EXPECT_TRUE(absl::StrContains(v.log, "unknown keyword 'bogus-keyword'")) << v.log;
+  EXPECT_TRUE(absl::StrContains(v.error_message, "unknown keyword 'bogus-keyword'"))
+      << v.error_message;
+  // Nothing was written and HAProxy was not asked to reload.
+  EXPECT_EQ(ReadFile(haproxy_->config_path()), original);
+  EXPECT_EQ(ShowProc().master_reloads, before.master_reloads);
+}
+
+TEST_F(ReloadTest, BadRequestsNameTheField) {
+  StartHaproxy(BasicHaproxyConfig(frontend_port_, backend_a_->port()));
+  StartHawk();
+  ProcList before = ShowProc();
+  for (const std::string& body : {std::string(R"({"config":5})"), std::string(R"({"config":""})"),
+                                  std::string(R"({"conf":"x"})"), std::string("not json")}) {
+    HttpResult r = hawk_->Post("/v1/reload", body);
+    EXPECT_EQ(r.status, 400) << body << " → " << r.body;
+  }
+  HttpResult r = hawk_->Post("/v1/reload", R"({"config":5})");
+  EXPECT_TRUE(absl::StrContains(r.body, R"("field":"config")")) << r.body;
+  EXPECT_EQ(ShowProc().master_reloads, before.master_reloads);
+}
+
+TEST_F(ReloadTest, ConcurrentRequestsCoalesceAndAllAreAnswered) {
+  StartHaproxy(BasicHaproxyConfig(frontend_port_, backend_a_->port()));
+  StartHawk();
+  ProcList before = ShowProc();
+  constexpr int kRequests = 10;
+  std::vector<int> statuses(kRequests, 0);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kRequests; ++i) {
+    threads.emplace_back([&, i] { statuses[i] = hawk_->Post("/v1/reload", "").status; });
+  }
+  for (std::thread& t : threads) t.join();
+  for (int i = 0; i < kRequests; ++i) EXPECT_EQ(statuses[i], 200) << "request " << i;
+  int reloads = ShowProc().master_reloads - before.master_reloads;
+  EXPECT_GE(reloads, 1);
+  EXPECT_LE(reloads, 3);
+  int answered = 0;
+  for (const ReloadView& record : ParseReloads(hawk_->Get("/v1/reloads").body)) {
+    if (record.trigger == "API") answered += record.requests;
+  }
+  EXPECT_EQ(answered, kRequests);
+}
+
+// A PUT that arrives while the master is reloading (on 2.6 it refuses connections for the whole
+// re-execution and parse) reaches the new worker and, within `grace`, the leaving one.
+TEST_F(ReloadTest, APutDuringAReloadReachesTheNewAndTheLeavingWorker) {
+  // Enough servers that parsing the configuration keeps the master busy for a while.
+  std::string config = BasicHaproxyConfig(frontend_port_, backend_a_->port(), "    grace 3s\n") +
+                       "backend be_bulk\n    server-template bulk 8000 127.0.0.1:9 disabled\n";
+  StartHaproxy(config);
+  StartHawk();
+  ASSERT_EQ(hawk_->Put("/v1/state", Desired("v1", backend_a_->port())).status, 200);
+  int old_worker = haproxy_->CurrentWorkerPid();
+  // Keeps the old worker alive after the reload.
+  InFlightRequest slow(frontend_port_, "/slow?ms=4000");
+  ASSERT_TRUE(slow.WaitSent(seconds(2)));
+
+  std::atomic<bool> reload_answered{false};
+  HttpResult reload;
+  std::thread reloader([&] {
+    reload = hawk_->Post("/v1/reload", "");
+    reload_answered = true;
+  });
+  // Wait until the master is busy reloading: it refuses connections while it re-executes.
+  bool busy = WaitUntil(
+      [&] { return !MasterCli::Run(haproxy_->master_socket(), "show proc", seconds(1)).ok; },
+      seconds(5), milliseconds(2));
+  bool put_during_reload = !reload_answered;
+  HttpResult put = hawk_->Put("/v1/state?timeoutMs=8000", Desired("v2", backend_b_->port()));
+  reloader.join();
+  ASSERT_TRUE(busy) << "the master never became unreachable: the reload was too quick";
+  ASSERT_TRUE(put_during_reload)
+      << "the PUT was sent after the reload was answered: nothing was tested";
+  ASSERT_EQ(reload.status, 200) << reload.body << hawk_->LogTail();
+  ASSERT_EQ(put.status, 200) << put.body;
+  int new_worker = ParseReloadResponse(reload.body).new_worker_pid;
+  ASSERT_GT(new_worker, 0);
+  ASSERT_NE(new_worker, old_worker);
+
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return ReadServerRow(haproxy_->master_socket(), new_worker, "be_app", "SRV_1").port ==
+               backend_b_->port();
+      },
+      seconds(5)))
+      << hawk_->LogTail();
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return ReadServerRow(haproxy_->master_socket(), old_worker, "be_app", "SRV_1").port ==
+               backend_b_->port();
+      },
+      seconds(3)))
+      << "the leaving worker, still within its grace period, missed the PUT\n"
+      << hawk_->LogTail();
+  EXPECT_TRUE(slow.Wait(seconds(10)));
+}
+
+// With --server-state-file the new worker starts from the desired server state: the first
+// request it serves already avoids the server the desired state put in maintenance, before hawk
+// has had time to reach it.
+TEST_F(ReloadTest, TheServerStateFileSeedsTheNewWorkerFromItsFirstRequest) {
+  std::string state_file = dir_.File("servers.state");
+  std::string config =
+      absl::StrCat("global\n    server-state-file ", state_file,
+                   "\ndefaults\n    mode http\n    load-server-state-from-file global\n"
+                   "    timeout connect 1s\n    timeout client 30s\n    timeout server 30s\n"
+                   "frontend fe\n    bind 127.0.0.1:",
+                   frontend_port_,
+                   "\n    http-after-response set-header X-Pid %pid\n"
+                   "    default_backend be_app\n"
+                   "backend be_app\n    balance first\n    server SRV_1 127.0.0.1:",
+                   backend_a_->port(), "\n    server SRV_2 127.0.0.1:", backend_b_->port(), "\n");
+  StartHaproxy(config);
+  StartHawk({"--server-state-file", state_file});
+  std::string desired =
+      absl::StrCat(R"({"version":"v1","backends":[{"name":"be_app","servers":[)",
+                   R"({"name":"SRV_1","address":"127.0.0.1","port":)", backend_a_->port(),
+                   R"(,"state":"MAINT"},{"name":"SRV_2","address":"127.0.0.1","port":)",
+                   backend_b_->port(), R"(,"state":"READY"}]}]})");
+  HttpResult put = hawk_->Put("/v1/state", desired);
+  ASSERT_EQ(put.status, 200) << put.body;
+  ASSERT_EQ(Fetch(Frontend(), "GET", "/").body, "B\n");
+
+  // Requests on fresh connections, back to back, through the reload.
+  std::atomic<bool> stop{false};
+  std::vector<std::pair<std::string, std::string>> served;  // (X-Pid, body), in order
+  std::thread client([&] {
+    while (!stop) {
+      HttpResult r = Fetch(Frontend(), "GET", "/", "", seconds(2));
+      if (r.ok) served.emplace_back(r.Header("x-pid"), r.body);
+    }
+  });
+  HttpResult reload = hawk_->Post("/v1/reload", "");
+  int new_worker = ParseReloadResponse(reload.body).new_worker_pid;
+  bool reached = WaitUntil(
+      [&] {
+        std::optional<ProcList> proc = haproxy_->ShowProc(seconds(1));
+        return proc && proc->old_workers.empty();
+      },
+      seconds(5));
+  stop = true;
+  client.join();
+  ASSERT_EQ(reload.status, 200) << reload.body;
+  ASSERT_TRUE(reached);
+  // The file holds the desired state.
+  std::string file = ReadFile(state_file);
+  EXPECT_TRUE(absl::StartsWith(file, "1\n# be_id ")) << file;
+  EXPECT_EQ(ServerRowFromText(file, "be_app", "SRV_1").admin & 0x01, 1) << file;
+  EXPECT_EQ(ServerRowFromText(file, "be_app", "SRV_2").admin & 0x01, 0) << file;
+  // The first request the new worker served went to B.
+  std::string new_pid = std::to_string(new_worker);
+  auto first = std::find_if(served.begin(), served.end(),
+                            [&](const auto& response) { return response.first == new_pid; });
+  ASSERT_NE(first, served.end()) << "the new worker served nothing";
+  EXPECT_EQ(first->second, "B\n") << "the new worker's first request went to SRV_1 (A)";
+  for (auto it = first; it != served.end(); ++it) {
+    if (it->first == new_pid) {
+      EXPECT_EQ(it->second, "B\n");
+    }
+  }
+}
+
+TEST_F(ReloadTest, AnExternalReloadIsRecordedAndItsWorkerSeeded) {
+  StartHaproxy(BasicHaproxyConfig(frontend_port_, backend_a_->port()));
+  StartHawk();
+  ASSERT_EQ(hawk_->Put("/v1/state", Desired("v1", backend_b_->port())).status, 200);
+  int old_worker = haproxy_->CurrentWorkerPid();
+  ASSERT_TRUE(haproxy_->ReloadViaSignal());
+  int new_worker = haproxy_->WaitForNewWorker(old_worker, seconds(5));
+  ASSERT_GT(new_worker, 0);
+  std::vector<ReloadView> records;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        records = ParseReloads(hawk_->Get("/v1/reloads").body);
+        return !records.empty();
+      },
+      seconds(3)))
+      << hawk_->LogTail();
+  EXPECT_EQ(records[0].trigger, "EXTERNAL");
+  EXPECT_EQ(records[0].result, "SUCCEEDED");
+  EXPECT_EQ(records[0].new_worker_pid, new_worker);
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return ReadServerRow(haproxy_->master_socket(), new_worker, "be_app", "SRV_1").port ==
+               backend_b_->port();
+      },
+      seconds(2)));
+}
+
+}  // namespace
+}  // namespace hawk::testing
