@@ -530,6 +530,12 @@ void Reconciler::WaitForWorker(int pid, absl::Duration timeout,
   });
 }
 
+bool Reconciler::HoldsLatest(int pid) const {
+  auto it = workers_.find(pid);
+  if (it == workers_.end() || !IsTarget(it->second->role)) return true;
+  return it->second->synced_seq >= desired_seq_;
+}
+
 void Reconciler::AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
                            std::function<void(PushOutcome)> done) {
   auto waiter = std::make_unique<Waiter>(loop_);

@@ -88,6 +88,10 @@ class Reconciler {
   // passes first. Never from inside this call. The reload pre-sync uses it.
   void WaitForWorker(int pid, absl::Duration timeout, std::function<void(bool synced)> done);
 
+  // Whether worker `pid` has finished reconciling the latest desired state (true when there is
+  // none, or when `pid` is not a target).
+  bool HoldsLatest(int pid) const;
+
   // Fills each worker's `sync` from what the reconciler knows.
   void Annotate(model::WorkersReport* report) const;
 

@@ -334,6 +334,26 @@ void Reloader::OnServerState(std::vector<cli::CommandResult> results) {
 }
 
 void Reloader::SendReload() {
+  // A PUT that arrived after the pre-sync (or during the server-state write) may still be on its
+  // way to the current worker: the reload would cut it, and without `grace` the worker about to
+  // leave could no longer take it. Wait for it, within what is left of the pre-sync budget.
+  const model::WorkerReport* current = registry_->report().Current();
+  uint64_t budget = ToMs(options_.presync_timeout);
+  uint64_t spent = MonotonicMs() - round_->started_ms;
+  if (current != nullptr && !reconciler_->HoldsLatest(current->pid) && spent < budget) {
+    uint64_t id = round_->id;
+    reconciler_->WaitForWorker(current->pid,
+                               absl::Milliseconds(static_cast<int64_t>(budget - spent)),
+                               IfAlive(alive_, [this, id](bool) {
+                                 if (!round_ || round_->id != id) return;
+                                 SendReloadNow();
+                               }));
+    return;
+  }
+  SendReloadNow();
+}
+
+void Reloader::SendReloadNow() {
   if (round_->reload_sent_ms == 0) {
     round_->reload_sent_ms = MonotonicMs();
     deadline_.Start(ToMs(options_.reload_timeout), 0, [this] {
@@ -392,7 +412,7 @@ void Reloader::OnReloadReply(std::vector<cli::CommandResult> results) {
     if (round_->reply.another_in_progress) {
       // 3.1+: a reload someone else started is still running; ours has not happened.
       Note("HAProxy: another reload is still in progress; retrying");
-      step_timer_.Start(kBusyRetryMs, 0, [this] { SendReload(); });
+      step_timer_.Start(kBusyRetryMs, 0, [this] { SendReloadNow(); });
       return;
     }
   }

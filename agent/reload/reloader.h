@@ -140,7 +140,10 @@ class Reloader {
   void Presync();
   void WriteServerState();
   void OnServerState(std::vector<cli::CommandResult> results);
+  // Waits (within the pre-sync budget) for the current worker to hold the latest desired state,
+  // then SendReloadNow().
   void SendReload();
+  void SendReloadNow();
   void OnReloadReply(std::vector<cli::CommandResult> results);
   void Judge(const model::WorkersReport& report);
   void Finish(ReloadResult result, absl::Status status, int new_worker_pid = 0);
