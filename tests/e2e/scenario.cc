@@ -1,0 +1,416 @@
+#include "tests/e2e/scenario.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "simdjson.h"
+#include "tests/integration/hawk_harness.h"
+#include "tests/support/free_port.h"
+#include "tests/support/master_cli.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait_until.h"
+
+namespace hawk::e2e {
+namespace {
+
+using hawk::testing::HaproxyProcess;
+using hawk::testing::HawkProcess;
+using hawk::testing::HttpResult;
+using hawk::testing::MasterCli;
+using hawk::testing::ReadFile;
+using hawk::testing::Subprocess;
+using hawk::testing::SubprocessOptions;
+using hawk::testing::TempDir;
+using hawk::testing::WaitUntil;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using Clock = std::chrono::steady_clock;
+
+size_t FileSize(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
+}
+
+// An hawk_e2e_backend process: the origin a server of the scenario points at.
+struct Origin {
+  std::unique_ptr<Subprocess> process;
+  int port = -1;
+};
+
+Origin StartOrigin(const TempDir& dir, const std::string& binary, const std::string& name,
+                   std::string* error) {
+  Origin origin;
+  SubprocessOptions options;
+  options.argv = {binary, "--listen", "127.0.0.1:0", "--name", name};
+  options.stdout_path = dir.File("origin-" + name + ".log");
+  options.stderr_path = options.stdout_path;
+  origin.process = Subprocess::Spawn(options, error);
+  if (!origin.process) return origin;
+  constexpr const char* kReady = "listening on 127.0.0.1:";
+  bool up =
+      WaitUntil([&] { return ReadFile(options.stdout_path).find(kReady) != std::string::npos; },
+                seconds(5), milliseconds(1));
+  std::string text = ReadFile(options.stdout_path);
+  size_t at = text.find(kReady);
+  if (!up || at == std::string::npos) {
+    *error = "origin " + name + " did not start: " + text;
+    origin.process.reset();
+    return origin;
+  }
+  origin.port = std::atoi(text.c_str() + at + std::string(kReady).size());
+  return origin;
+}
+
+struct LoadSummary {
+  bool ok = false;
+  int64_t requests = 0, failures = 0, retries = 0;
+  double rps = 0, p99_ms = 0;
+};
+
+LoadSummary ParseSummary(const std::string& line) {
+  LoadSummary s;
+  simdjson::dom::parser parser;
+  simdjson::dom::object o;
+  if (parser.parse(line).get(o) != simdjson::SUCCESS) return s;
+  int64_t n = 0;
+  double d = 0;
+  if (o["requests"].get(n) == simdjson::SUCCESS) s.requests = n;
+  if (o["failures"].get(n) == simdjson::SUCCESS) s.failures = n;
+  if (o["retries"].get(n) == simdjson::SUCCESS) s.retries = n;
+  if (o["rps"].get(d) == simdjson::SUCCESS) s.rps = d;
+  if (o.at_pointer("/latency_ms/p99").get(d) == simdjson::SUCCESS) s.p99_ms = d;
+  s.ok = true;
+  return s;
+}
+
+// hawk_load_client as a child process; its summaries are read from its stdout file.
+class Load {
+ public:
+  bool Start(const TempDir& dir, const ScenarioOptions& options, int port, std::string* error) {
+    stdout_path_ = dir.File("load.out");
+    events_path_ = dir.File("load.events");
+    SubprocessOptions sub;
+    sub.argv = {options.load_client_binary,
+                "--target",
+                "127.0.0.1:" + std::to_string(port),
+                "--connections",
+                std::to_string(options.connections),
+                "--prober-interval-ms",
+                std::to_string(options.prober_interval_ms),
+                "--events",
+                events_path_};
+    sub.stdout_path = stdout_path_;
+    sub.stderr_path = dir.File("load.err");
+    process_ = Subprocess::Spawn(sub, error);
+    if (!process_) return false;
+    // SIGUSR1 kills the client until its handler is in place (SigCgt bit 10).
+    std::string status_path = "/proc/" + std::to_string(process_->pid()) + "/status";
+    bool ready = WaitUntil(
+        [&] {
+          std::string status = ReadFile(status_path);
+          size_t at = status.find("SigCgt:");
+          if (at == std::string::npos) return false;
+          uint64_t mask = std::strtoull(status.c_str() + at + 7, nullptr, 16);
+          return (mask & (1ull << (SIGUSR1 - 1))) != 0;
+        },
+        seconds(5), milliseconds(1));
+    if (!ready) *error = "the load client did not start: " + ReadFile(sub.stderr_path);
+    return ready;
+  }
+
+  // The summary of the run so far (SIGUSR1, then the new line on stdout).
+  LoadSummary Snapshot() {
+    size_t before = FileSize(stdout_path_);
+    if (!process_->Signal(SIGUSR1)) return {};
+    std::string line;
+    WaitUntil(
+        [&] {
+          std::string text = ReadFile(stdout_path_);
+          if (text.size() <= before || text.back() != '\n') return false;
+          line = text.substr(before);
+          return true;
+        },
+        seconds(5), milliseconds(1));
+    return ParseSummary(line);
+  }
+
+  // Stops the load; its final summary.
+  LoadSummary Finish() {
+    size_t before = FileSize(stdout_path_);
+    process_->Signal(SIGTERM);
+    process_->WaitExit(seconds(10));
+    std::string text = ReadFile(stdout_path_);
+    return text.size() > before ? ParseSummary(text.substr(before)) : LoadSummary{};
+  }
+
+  // Failures logged since the last call whose X-Pid is not `current_pid`.
+  int64_t FailuresNotOn(int current_pid) {
+    std::string text = ReadFile(events_path_);
+    int64_t count = 0;
+    size_t pos = events_offset_;
+    simdjson::dom::parser parser;
+    while (pos < text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string::npos) break;  // a line still being written
+      simdjson::dom::object o;
+      std::string_view kind;
+      int64_t pid = 0;
+      if (parser.parse(text.substr(pos, end - pos)).get(o) == simdjson::SUCCESS &&
+          o["kind"].get(kind) == simdjson::SUCCESS && kind == "failure" &&
+          o["pid"].get(pid) == simdjson::SUCCESS && pid != 0 && pid != current_pid) {
+        ++count;
+      }
+      pos = end + 1;
+    }
+    events_offset_ = pos;
+    return count;
+  }
+
+ private:
+  std::unique_ptr<Subprocess> process_;
+  std::string stdout_path_, events_path_;
+  size_t events_offset_ = 0;
+};
+
+std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int origin_port,
+                          int cycle) {
+  std::ostringstream c;
+  c << "global\n"
+    << variant.global_lines << "defaults\n"
+    << "    mode http\n"
+    << "    timeout connect 100ms\n"
+    << "    timeout client 30s\n"
+    << "    timeout server 30s\n"
+    << "    timeout http-keep-alive 60s\n"
+    << "    retries 3\n"
+    << "    option redispatch\n"
+    << variant.defaults_lines << "frontend fe\n"
+    << "    bind 127.0.0.1:" << frontend_port << "\n"
+    << "    http-after-response set-header X-Pid %pid\n"
+    << "    default_backend be\n"
+    << "backend be\n"
+    << "    server SRV_1 127.0.0.1:" << origin_port << "\n"
+    << "    server SRV_2 192.0.2.1:80 disabled\n"
+    // The structural change of this cycle: something only a reload can bring.
+    << "backend be_cycle_" << cycle << "\n"
+    << "    server s1 127.0.0.1:" << origin_port << " disabled\n";
+  return c.str();
+}
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else {
+      out += ch;
+    }
+  }
+  return out + "\"";
+}
+
+std::string DesiredState(int cycle, int origin_port) {
+  return "{\"version\":\"c" + std::to_string(cycle) +
+         "\",\"backends\":[{\"name\":\"be\",\"servers\":[{\"name\":\"SRV_1\","
+         "\"address\":\"127.0.0.1\",\"port\":" +
+         std::to_string(origin_port) + ",\"state\":\"READY\"}]}]}";
+}
+
+// How much stale state a /v1/workers report shows: stale objects, streams on stale servers and
+// connections still on leaving workers. The report with the highest score is kept per cycle.
+int ReportScore(const std::string& json) {
+  simdjson::dom::parser parser;
+  simdjson::dom::array workers;
+  if (parser.parse(json)["workers"].get(workers) != simdjson::SUCCESS) return -1;
+  int score = 0;
+  for (simdjson::dom::element w : workers) {
+    simdjson::dom::array stale;
+    if (w["stale"].get(stale) == simdjson::SUCCESS) score += static_cast<int>(stale.size());
+    int64_t n = 0;
+    if (w["sessionsOnStaleServers"].get(n) == simdjson::SUCCESS) score += static_cast<int>(n);
+    std::string_view role;
+    if (w["role"].get(role) == simdjson::SUCCESS && role == "LEAVING" &&
+        w["connections"].get(n) == simdjson::SUCCESS) {
+      score += static_cast<int>(n);
+    }
+  }
+  return score;
+}
+
+int NewWorkerPid(const std::string& reload_body) {
+  simdjson::dom::parser parser;
+  int64_t pid = 0;
+  if (parser.parse(reload_body)["newWorkerPid"].get(pid) != simdjson::SUCCESS) return 0;
+  return static_cast<int>(pid);
+}
+
+}  // namespace
+
+const char* ModeName(Mode mode) { return mode == Mode::kHawk ? "hawk" : "baseline"; }
+
+std::vector<HaproxyVariant> StandardVariants() {
+  return {
+      {"default", "", ""},
+      {"grace 1s", "    grace 1s\n", ""},
+      {"idle-close-on-response", "", "    option idle-close-on-response\n"},
+      {"close-spread-time 1s", "    close-spread-time 1s\n", ""},
+  };
+}
+
+HaproxyVariant VariantNamed(const std::string& name) {
+  std::vector<HaproxyVariant> all = StandardVariants();
+  for (const HaproxyVariant& v : all) {
+    if (v.name == name) return v;
+  }
+  return all.front();
+}
+
+void FillBinaries(ScenarioOptions* options, const std::string& default_hawk,
+                  const std::string& default_backend, const std::string& default_load_client) {
+  auto from_env = [](const char* name, const std::string& fallback) {
+    const char* value = std::getenv(name);
+    return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+  };
+  options->hawk_binary = from_env("HAWK_BINARY", default_hawk);
+  options->backend_binary = from_env("HAWK_E2E_BACKEND", default_backend);
+  options->load_client_binary = from_env("HAWK_LOAD_CLIENT", default_load_client);
+}
+
+ScenarioResult RunScenario(const ScenarioOptions& options) {
+  ScenarioResult result;
+  TempDir dir;
+  std::string error;
+  Origin a = StartOrigin(dir, options.backend_binary, "origin-0", &error);
+  if (!a.process) {
+    result.error = error;
+    return result;
+  }
+  int frontend_port = hawk::testing::FreeTcpPort();
+  HaproxyProcess haproxy(dir, HaproxyConfig(options.variant, frontend_port, a.port, 0));
+  if (hawk::testing::Result started = haproxy.Start(); !started) {
+    result.error = "haproxy: " + started.error;
+    return result;
+  }
+  // HawkProcess finds the binary in HAWK_BINARY.
+  ::setenv("HAWK_BINARY", options.hawk_binary.c_str(), 1);
+  HawkProcess hawk(dir, haproxy.master_socket(),
+                   {"--haproxy-config", haproxy.config_path(), "--workers",
+                    options.mode == Mode::kHawk ? "all" : "current", "--state-dir",
+                    dir.File("state"), "--log-level", "info"});
+  if (!hawk.ok() || !hawk.WaitServing() ||
+      !WaitUntil([&] { return hawk.Get("/readyz").status == 200; }, seconds(5))) {
+    result.error = "hawk did not become ready: " + hawk.error() + hawk.LogTail();
+    return result;
+  }
+  if (HttpResult put = hawk.Put("/v1/state", DesiredState(0, a.port)); put.status != 200) {
+    result.error = "initial PUT: " + std::to_string(put.status) + " " + put.body;
+    return result;
+  }
+  Load load;
+  if (!load.Start(dir, options, frontend_port, &error)) {
+    result.error = error;
+    return result;
+  }
+  // Warm up: every connection has been served once.
+  WaitUntil([&] { return load.Snapshot().requests > 100; }, seconds(5), milliseconds(20));
+  LoadSummary last = load.Snapshot();
+  load.FailuresNotOn(0);  // skip warm-up events
+
+  std::mt19937 rng(options.seed);
+  std::uniform_int_distribution<int> flip_delay(0, options.max_flip_delay_ms);
+  for (int cycle = 1; cycle <= options.cycles; ++cycle) {
+    CycleResult c;
+    c.flip_delay_ms = flip_delay(rng);
+    c.old_worker = haproxy.CurrentWorkerPid();
+    std::string config = HaproxyConfig(options.variant, frontend_port, a.port, cycle);
+    HttpResult reload;
+    Clock::time_point start = Clock::now();
+    std::thread reloader([&] {
+      reload = hawk.Post("/v1/reload", "{\"config\":" + JsonString(config) + "}", seconds(30));
+    });
+    // The flip, inside the reload window: B up, SRV_1 -> B everywhere hawk reaches, A gone.
+    std::this_thread::sleep_until(start + milliseconds(c.flip_delay_ms));
+    Origin b = StartOrigin(dir, options.backend_binary, "origin-" + std::to_string(cycle), &error);
+    if (!b.process) {
+      reloader.join();
+      result.error = error;
+      return result;
+    }
+    HttpResult put = hawk.Put("/v1/state?timeoutMs=2000", DesiredState(cycle, b.port));
+    a.process->Signal(SIGTERM);
+    Clock::time_point flipped = Clock::now();
+    for (int after_ms : {0, 100, 300}) {
+      std::this_thread::sleep_until(flipped + milliseconds(after_ms));
+      std::string report = hawk.Get("/v1/workers").body;
+      if (int score = ReportScore(report); score > c.report_score) {
+        c.report_score = score;
+        c.report = report;
+      }
+    }
+    reloader.join();
+    c.reload_ok = reload.status == 200;
+    c.new_worker = NewWorkerPid(reload.body);
+    if (!c.reload_ok || put.status != 200) {
+      result.error = "cycle " + std::to_string(cycle) + ": reload " +
+                     std::to_string(reload.status) + " " + reload.body + "; PUT " +
+                     std::to_string(put.status) + " " + put.body;
+      return result;
+    }
+    // The cycle is over once no worker is leaving.
+    WaitUntil(
+        [&] {
+          auto list = MasterCli::ShowProc(haproxy.master_socket(), seconds(1));
+          return list && list->old_workers.empty();
+        },
+        seconds(10), milliseconds(10));
+    a.process->WaitExit(seconds(5));
+    LoadSummary now = load.Snapshot();
+    c.requests = now.requests - last.requests;
+    c.failures = now.failures - last.failures;
+    c.retries = now.retries - last.retries;
+    c.failures_on_leaving = load.FailuresNotOn(c.new_worker);
+    last = now;
+    if (options.verbose) {
+      std::fprintf(stderr,
+                   "%s/%s cycle %d: flip at %d ms, %lld requests, %lld failures (%lld on the "
+                   "leaving worker), %lld retries\n",
+                   ModeName(options.mode), options.variant.name.c_str(), cycle, c.flip_delay_ms,
+                   static_cast<long long>(c.requests), static_cast<long long>(c.failures),
+                   static_cast<long long>(c.failures_on_leaving),
+                   static_cast<long long>(c.retries));
+    }
+    result.cycles.push_back(std::move(c));
+    a = std::move(b);
+  }
+  LoadSummary total = load.Finish();
+  result.ok = total.ok;
+  if (!total.ok) result.error = "the load client's final summary is missing";
+  result.requests = total.requests;
+  result.failures = total.failures;
+  result.retries = total.retries;
+  result.rps = total.rps;
+  result.p99_ms = total.p99_ms;
+  int64_t worst = 0;
+  for (size_t i = 0; i < result.cycles.size(); ++i) {
+    result.failures_on_leaving += result.cycles[i].failures_on_leaving;
+    if (result.cycles[i].failures > worst) {
+      worst = result.cycles[i].failures;
+      result.worst_cycle = static_cast<int>(i);
+    }
+  }
+  return result;
+}
+
+}  // namespace hawk::e2e

@@ -1,0 +1,91 @@
+#pragma once
+
+// The rolling-restart race (issue 5), reproduced on one machine with real HAProxy, real
+// backends and real load, in two modes:
+//   kBaseline  `hawk --workers=current`: runtime updates reach only the current worker, as with
+//              controllers that use the stats socket (Dataplane API);
+//   kHawk      every live worker, leaving ones included.
+//
+// One cycle: write a configuration with one structural change (SRV_1 still at backend A) and
+// reload through hawk (POST /v1/reload); inside the reload window (a delay drawn from
+// [0, max_flip_delay] ms after the reload was sent) start backend B, push SRV_1 -> B
+// (PUT /v1/state, answered once every reachable target worker holds it) and make A stop
+// accepting and close its idle connections (SIGTERM: a terminating pod). The cycle ends when no
+// leaving worker is left. B is the next cycle's A.
+//
+// Load: C keep-alive connections sending back to back plus a prober every 200 ms
+// (hawk_load_client, which retries once a GET whose reused connection closed before any byte,
+// as real clients do). A failure is a non-2xx or a transport error after that retry.
+//
+// Everything runs in its own temp dir on free ports; every process is stopped by pid.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace hawk::e2e {
+
+enum class Mode { kBaseline, kHawk };
+const char* ModeName(Mode mode);  // "baseline", "hawk"
+
+// The HAProxy settings a configuration adds to the scenario's base configuration.
+struct HaproxyVariant {
+  std::string name;            // "default", "grace 1s", …
+  std::string global_lines;    // e.g. "    grace 1s\n"
+  std::string defaults_lines;  // e.g. "    option idle-close-on-response\n"
+};
+// default; grace 1s; option idle-close-on-response; close-spread-time 1s.
+std::vector<HaproxyVariant> StandardVariants();
+// The variant called `name` among StandardVariants(); the first one if none is.
+HaproxyVariant VariantNamed(const std::string& name);
+
+struct ScenarioOptions {
+  Mode mode = Mode::kHawk;
+  HaproxyVariant variant;
+  int cycles = 20;
+  int connections = 16;
+  int prober_interval_ms = 200;
+  int max_flip_delay_ms = 300;
+  uint32_t seed = 1;  // the flip delays; the same seed gives both modes the same delays
+  // Paths of the programs (from the environment or compile-time defaults).
+  std::string hawk_binary, backend_binary, load_client_binary;
+  bool verbose = false;  // one line per cycle on stderr
+};
+
+struct CycleResult {
+  int flip_delay_ms = 0;
+  int64_t requests = 0;
+  int64_t failures = 0;
+  int64_t retries = 0;
+  int64_t failures_on_leaving = 0;  // failed requests whose X-Pid was a leaving worker's
+  int old_worker = 0, new_worker = 0;
+  bool reload_ok = false;
+  std::string report;  // GET /v1/workers at the cycle's worst moment (most stale state seen)
+  int report_score = -1;
+};
+
+struct ScenarioResult {
+  bool ok = false;    // the scenario ran (processes started, reloads succeeded)
+  std::string error;  // why not
+  int64_t requests = 0;
+  int64_t failures = 0;
+  int64_t retries = 0;
+  int64_t failures_on_leaving = 0;
+  double rps = 0;
+  double p99_ms = 0;
+  std::vector<CycleResult> cycles;
+  int worst_cycle = -1;  // the cycle with the most failures (-1 when none failed)
+
+  double failures_per_10k() const {
+    return requests == 0 ? 0 : 10000.0 * static_cast<double>(failures) / requests;
+  }
+};
+
+ScenarioResult RunScenario(const ScenarioOptions& options);
+
+// Fills the program paths from HAWK_BINARY, HAWK_E2E_BACKEND, HAWK_LOAD_CLIENT, falling back to
+// the given defaults.
+void FillBinaries(ScenarioOptions* options, const std::string& default_hawk,
+                  const std::string& default_backend, const std::string& default_load_client);
+
+}  // namespace hawk::e2e
