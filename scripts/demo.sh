@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# hawk's demo: a local HAProxy in master-worker mode with a backend, hawk beside it, a reload
-# with a request in flight, and the per-worker report before, during and after.
-# Installs what is missing, builds, runs, and stops everything it started.
+# hawk's demo: a local HAProxy in master-worker mode with backends, hawk beside it, the desired
+# state pushed to every worker, a reload with a request in flight and the per-worker report
+# before, during and after; then the zero-downtime race in miniature (a few cycles of the
+# baseline and of hawk under load, and the table). Installs what is missing, builds, runs, and
+# stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh default >/dev/null
@@ -15,7 +17,6 @@ cleanup() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   # HAProxy's leaving workers are children of the master; the master's TERM stops them too.
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
-  [[ -f $work/haproxy.pid ]] && pkill -TERM -P "$(cat "$work/haproxy.pid")" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -28,24 +29,31 @@ free_port() {
   done
 }
 fe_port=$(free_port)
-be_port=$(free_port)
+v1_port=$(free_port)
+v2_port=$(free_port)
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+api() { curl -s --unix-socket "$work/hawk.sock" "$@"; }
 report() {
-  curl -s --unix-socket "$work/hawk.sock" http://hawk/v1/workers |
+  api http://hawk/v1/workers |
     jq -r '"master \(.master.pid): reloads=\(.master.reloads) failed=\(.master.failedReloads)",
-           (.workers[] | "  worker \(.pid)  \(.role)\tconnections=\(.connections)\treloads=\(.reloads)")'
+           (.workers[] | "  worker \(.pid)  \(.role)\tconnections=\(.connections)\tapplied=\(.appliedVersion)\tinSync=\(.inSync)\tfrozen=\(.frozen)")'
 }
 
-step "backend on 127.0.0.1:$be_port"
-"$backend_bin" --listen "127.0.0.1:$be_port" --name app-v1 >"$work/backend.log" 2>&1 &
+step "backends app-v1 on 127.0.0.1:$v1_port and app-v2 on 127.0.0.1:$v2_port"
+"$backend_bin" --listen "127.0.0.1:$v1_port" --name app-v1 --quiet >"$work/v1.log" 2>&1 &
+pids+=($!)
+"$backend_bin" --listen "127.0.0.1:$v2_port" --name app-v2 --quiet >"$work/v2.log" 2>&1 &
 pids+=($!)
 
 cat >"$work/haproxy.cfg" <<CFG
 global
-    grace 0s
+    master-worker
+    grace 2s
+    hard-stop-after 30s
 defaults
     mode http
+    option idle-close-on-response
     timeout connect 1s
     timeout client 30s
     timeout server 30s
@@ -55,25 +63,31 @@ frontend fe
     http-after-response set-header X-Pid %pid
     default_backend be_app
 backend be_app
-    server SRV_1 127.0.0.1:$be_port
+    server SRV_1 127.0.0.1:$v1_port
 CFG
 
 step "HAProxy 2.6 in master-worker mode: haproxy -W -S $work/master.sock"
-haproxy -W -S "$work/master.sock" -f "$work/haproxy.cfg" -p "$work/haproxy.pid" \
-  >"$work/haproxy.log" 2>&1 &
+haproxy -W -S "$work/master.sock" -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
 pids+=($!)
 
 step "hawk --master-socket $work/master.sock --listen unix:$work/hawk.sock"
 "$hawk_bin" --master-socket "$work/master.sock" --listen "unix:$work/hawk.sock" \
-  --probe-listen "tcp:127.0.0.1:$(free_port)" >"$work/hawk.log" 2>&1 &
+  --probe-listen "tcp:127.0.0.1:$(free_port)" --haproxy-config "$work/haproxy.cfg" \
+  --state-dir "$work/state" >"$work/hawk.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do
-  curl -sf --unix-socket "$work/hawk.sock" http://hawk/readyz >/dev/null 2>&1 && break
+  api -f http://hawk/readyz >/dev/null 2>&1 && break
   sleep 0.05
 done
 
-step "report before the reload"
+step "report before anything happens"
 report
+
+step "PUT /v1/state: SRV_1 -> app-v2 (the controller's desired state)"
+api -X PUT http://hawk/v1/state -d "{\"version\":\"v1\",\"backends\":[{\"name\":\"be_app\",
+  \"servers\":[{\"name\":\"SRV_1\",\"address\":\"127.0.0.1\",\"port\":$v2_port,\"state\":\"READY\"}]}]}" |
+  jq -c .
+printf 'a request through HAProxy now reaches: %s' "$(curl -s "http://127.0.0.1:$fe_port/")"
 
 step "a slow request (3 s) in flight through the current worker"
 curl -s -o /dev/null -w 'slow request finished: HTTP %{http_code} in %{time_total}s\n' \
@@ -81,13 +95,9 @@ curl -s -o /dev/null -w 'slow request finished: HTTP %{http_code} in %{time_tota
 slow=$!
 sleep 0.3
 
-step "reload through the master CLI"
-echo reload | socat -t 2 - "UNIX-CONNECT:$work/master.sock" >/dev/null
-for _ in $(seq 40); do
-  report | grep -q LEAVING && break
-  sleep 0.05
-done
-step "report during the reload: the old worker is LEAVING and still holds the request"
+step "POST /v1/reload (hawk reloads through the master CLI and seeds the new worker)"
+api -X POST http://hawk/v1/reload | jq -c '{success, newWorkerPid, durationMs}'
+step "report during the reload: the old worker is LEAVING, holds the request, and the state"
 report
 
 wait "$slow"
@@ -97,4 +107,12 @@ for _ in $(seq 60); do
 done
 step "report after the request finished: the leaving worker is gone"
 report
+step "GET /v1/reloads"
+api http://hawk/v1/reloads | jq -c '.reloads[] | {id, trigger, result, durationMs, newWorkerPid}'
+
+step "the rolling-restart race in miniature: a reload under keep-alive load while SRV_1 moves"
+echo "(16 keep-alive connections + a prober; SRV_1's backend is replaced inside the reload"
+echo " window; baseline = updates to the current worker only, hawk = every worker; grace 1s)"
+"$build/bench/zero_downtime" --cycles "${HAWK_DEMO_CYCLES:-4}" --variants "grace 1s" 2>/dev/null |
+  sed -n '/^| HAProxy variant/,/^$/p'
 step "done; stopping everything"
