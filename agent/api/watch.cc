@@ -24,7 +24,10 @@ std::string ReportChangeKey(const model::WorkersReport& report) {
 
 WatchHub::WatchHub(uv_loop_t* loop, std::function<model::WorkersReport()> snapshot,
                    std::function<absl::Time()> wall_clock)
-    : loop_(loop), snapshot_(std::move(snapshot)), wall_clock_(std::move(wall_clock)), tick_(loop) {}
+    : loop_(loop),
+      snapshot_(std::move(snapshot)),
+      wall_clock_(std::move(wall_clock)),
+      tick_(loop) {}
 
 WatchHub::~WatchHub() {
   for (auto& s : streams_) s->responder.EndStream();
@@ -71,7 +74,8 @@ void WatchHub::OnChange() {
   std::string line;
   for (auto& stream : streams_) {
     if (!stream->responder.alive() || stream->last_key == key) continue;
-    if (line.empty()) line = absl::StrCat("{\"report\":", model::WorkersReportToJson(report), "}\n");
+    if (line.empty())
+      line = absl::StrCat("{\"report\":", model::WorkersReportToJson(report), "}\n");
     stream->last_key = key;
     Send(stream.get(), line);
   }

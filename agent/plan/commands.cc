@@ -118,8 +118,8 @@ absl::Status AddMapEntries(int pid, const Action& action, absl::string_view targ
   for (const model::MapEntry& entry : action.entries) {
     auto error = [&](absl::string_view problem) {
       return absl::InvalidArgumentError(absl::StrCat("add map to ", action.map_or_acl,
-                                                     " on worker ", pid, ": key ",
-                                                     Short(entry.key), ": ", problem));
+                                                     " on worker ", pid, ": key ", Short(entry.key),
+                                                     ": ", problem));
     };
     if (entry.key.empty()) return error("an empty key cannot be sent");
     if (IsPayloadSafeKey(entry.key) && IsPayloadSafeValue(entry.value)) {
@@ -140,8 +140,8 @@ absl::Status AddMapEntries(int pid, const Action& action, absl::string_view targ
     if (!value.ok()) return error(value.status().message());
     cli::Command command = cli::ForWorker(pid, absl::StrCat(add, " ", *key, " ", *value));
     if (command.line.size() > cli::kMaxLineBytes) {
-      return error(absl::StrCat("the escaped command is ", command.line.size(),
-                                " bytes, over the ", cli::kMaxLineBytes, " a CLI line may hold"));
+      return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
+                                cli::kMaxLineBytes, " a CLI line may hold"));
     }
     batcher.Flush();  // keep the entries in their order
     out->push_back(std::move(command));
@@ -163,8 +163,8 @@ absl::Status AddAclPatterns(int pid, const Action& action, absl::string_view tar
     if (!escaped.ok()) return error(escaped.status().message());
     cli::Command command = cli::ForWorker(pid, absl::StrCat("add acl ", target, " ", *escaped));
     if (command.line.size() > cli::kMaxLineBytes) {
-      return error(absl::StrCat("the escaped command is ", command.line.size(),
-                                " bytes, over the ", cli::kMaxLineBytes, " a CLI line may hold"));
+      return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
+                                cli::kMaxLineBytes, " a CLI line may hold"));
     }
     out->push_back(std::move(command));
   }
@@ -223,13 +223,13 @@ absl::StatusOr<std::vector<cli::Command>> TransactionCommands(int pid, const Act
                                                               int64_t version) {
   ASSIGN_OR_RETURN(absl::string_view kind, PatternKind(action));
   if (version < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "commit ", kind, " ", action.map_or_acl, ": negative version ", version));
+    return absl::InvalidArgumentError(
+        absl::StrCat("commit ", kind, " ", action.map_or_acl, ": negative version ", version));
   }
   absl::StatusOr<std::string> name = EscapeArgument(action.map_or_acl);
   if (!name.ok() || name->empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(kind, " name ", Short(action.map_or_acl),
-                                                   " cannot be sent on a CLI line"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(kind, " name ", Short(action.map_or_acl), " cannot be sent on a CLI line"));
   }
   std::string target = absl::StrCat("@", version, " ", *name);
   std::vector<cli::Command> commands;

@@ -39,8 +39,8 @@ absl::string_view FirstLine(absl::string_view text) {
 ObservedBackend FromServersState(const std::vector<parse::ServerStateRow>& rows) {
   ObservedBackend backend;
   for (const parse::ServerStateRow& row : rows) {
-    backend.servers[row.server] = ObservedServer{row.address,     row.port,        row.admin_state,
-                                                 row.op_state,    row.user_weight, row.fqdn};
+    backend.servers[row.server] = ObservedServer{row.address,  row.port,        row.admin_state,
+                                                 row.op_state, row.user_weight, row.fqdn};
   }
   return backend;
 }
@@ -49,9 +49,8 @@ absl::flat_hash_map<std::string, ObservedBackend> BackendsFromServersState(
     const std::vector<parse::ServerStateRow>& rows) {
   absl::flat_hash_map<std::string, ObservedBackend> backends;
   for (const parse::ServerStateRow& row : rows) {
-    backends[row.backend].servers[row.server] =
-        ObservedServer{row.address,  row.port,        row.admin_state,
-                       row.op_state, row.user_weight, row.fqdn};
+    backends[row.backend].servers[row.server] = ObservedServer{
+        row.address, row.port, row.admin_state, row.op_state, row.user_weight, row.fqdn};
   }
   return backends;
 }

@@ -31,8 +31,7 @@ struct IpAddress {
 absl::optional<IpAddress> ParseIp(absl::string_view text) {
   // inet_pton reads a C string: an embedded NUL would hide the bytes after it.
   char buffer[INET6_ADDRSTRLEN];
-  if (text.empty() || text.size() >= sizeof(buffer) ||
-      text.find('\0') != absl::string_view::npos) {
+  if (text.empty() || text.size() >= sizeof(buffer) || text.find('\0') != absl::string_view::npos) {
     return absl::nullopt;
   }
   std::memcpy(buffer, text.data(), text.size());
@@ -73,8 +72,7 @@ std::string DescribeAdmin(int admin) {
     if (admin & bit) names.emplace_back(name);
   }
   return absl::StrCat(effective, " (srv_admin_state 0x", absl::Hex(admin, absl::kZeroPad2),
-                      names.empty() ? "" : ": ",
-                      absl::StrJoin(names, " "), ")");
+                      names.empty() ? "" : ": ", absl::StrJoin(names, " "), ")");
 }
 
 // Whether the admin bits already give `state` as hawk sets it.
@@ -202,13 +200,12 @@ void PlanServer(absl::string_view backend, const model::DesiredServer& want,
   AppendInOrder(want, std::move(changes), std::move(state), plan);
 }
 
-void PlanBackends(const model::DesiredState& desired, const ObservedWorker& observed,
-                  bool frozen, Plan* plan) {
+void PlanBackends(const model::DesiredState& desired, const ObservedWorker& observed, bool frozen,
+                  Plan* plan) {
   for (const model::DesiredBackend* backend : SortedByName(desired.backends)) {
     std::string backend_object = absl::StrCat("backend/", backend->name);
     if (!Sendable(backend->name)) {
-      plan->stale.push_back(
-          StaleItem{backend_object, "", "present", "unknown", kUnsendableReason});
+      plan->stale.push_back(StaleItem{backend_object, "", "present", "unknown", kUnsendableReason});
       continue;
     }
     auto found = observed.backends.find(backend->name);
@@ -395,16 +392,16 @@ Plan PlanFullSeed(const model::DesiredState& desired) {
   }
   for (const model::DesiredMap* map : SortedByName(desired.maps)) {
     if (!Sendable(map->name)) {
-      plan.stale.push_back(StaleItem{absl::StrCat("map/", map->name), "", "present", "unknown",
-                                     kUnsendableReason});
+      plan.stale.push_back(
+          StaleItem{absl::StrCat("map/", map->name), "", "present", "unknown", kUnsendableReason});
       continue;
     }
     plan.actions.push_back(ReplaceMap(*map));
   }
   for (const model::DesiredAcl* acl : SortedByName(desired.acls)) {
     if (!Sendable(acl->name)) {
-      plan.stale.push_back(StaleItem{absl::StrCat("acl/", acl->name), "", "present", "unknown",
-                                     kUnsendableReason});
+      plan.stale.push_back(
+          StaleItem{absl::StrCat("acl/", acl->name), "", "present", "unknown", kUnsendableReason});
       continue;
     }
     plan.actions.push_back(ReplaceAcl(*acl));

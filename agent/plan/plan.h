@@ -43,15 +43,15 @@ enum class ActionKind {
 
 struct Action {
   ActionKind kind = ActionKind::kSetAddress;
-  std::string backend, server;             // server actions
-  std::string address;                     // kSetAddress: an IP literal
-  absl::optional<int> port;                // kSetAddress: sent along when managed
-  std::string fqdn;                        // kSetFqdn
-  int weight = 0;                          // kSetWeight
+  std::string backend, server;                            // server actions
+  std::string address;                                    // kSetAddress: an IP literal
+  absl::optional<int> port;                               // kSetAddress: sent along when managed
+  std::string fqdn;                                       // kSetFqdn
+  int weight = 0;                                         // kSetWeight
   model::ServerState state = model::ServerState::kReady;  // kSetState
-  std::string map_or_acl;                  // kReplaceMap, kReplaceAcl: the map or ACL name
-  std::vector<model::MapEntry> entries;    // kReplaceMap: the whole desired content
-  std::vector<std::string> patterns;       // kReplaceAcl: the whole desired content
+  std::string map_or_acl;                // kReplaceMap, kReplaceAcl: the map or ACL name
+  std::vector<model::MapEntry> entries;  // kReplaceMap: the whole desired content
+  std::vector<std::string> patterns;     // kReplaceAcl: the whole desired content
 
   // "backend/be_app/server/SRV_1", "map//etc/haproxy/hosts.map", "acl//etc/x.acl".
   std::string object() const;

@@ -23,7 +23,8 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
   leaving.sync.applied_version = "v1";
   leaving.sync.frozen = true;
   leaving.sync.frozen_since = absl::FromUnixMillis(1764669601000);
-  leaving.sync.stale.push_back({"backend/be/server/s1", "address", "10.0.0.1", "10.0.0.2", "frozen"});
+  leaving.sync.stale.push_back(
+      {"backend/be/server/s1", "address", "10.0.0.1", "10.0.0.2", "frozen"});
   leaving.sync.refused.push_back(
       {"backend/be/server/s1", "set server be/s1 addr 10.0.0.1", "Proxy is disabled."});
   leaving.sync.sessions_on_stale_servers = 2;

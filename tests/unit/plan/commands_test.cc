@@ -16,8 +16,8 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using testing::HostileText;
+using ::testing::IsEmpty;
 using testing::OneIn;
 using testing::SimEntry;
 using testing::SimWorker;
@@ -120,10 +120,11 @@ TEST(ServerCommandsTest, HostileNamesAreEscapedOrRefused) {
 TEST(PrepareCommandTest, MapsAndAcls) {
   EXPECT_EQ(PrepareCommand(kPid, MapAction("/etc/haproxy/hosts.map", {})).line,
             "@!4242 prepare map /etc/haproxy/hosts.map");
-  EXPECT_EQ(PrepareCommand(kPid, AclAction("/etc/x.acl", {})).line, "@!4242 prepare acl /etc/x.acl");
+  EXPECT_EQ(PrepareCommand(kPid, AclAction("/etc/x.acl", {})).line,
+            "@!4242 prepare acl /etc/x.acl");
   // Nothing wrong is sent: an empty line, which ValidateCommand (and the client) refuse.
-  for (const Action& bad : {ServerAction(ActionKind::kSetState), MapAction("/m\n", {}),
-                            MapAction("", {})}) {
+  for (const Action& bad :
+       {ServerAction(ActionKind::kSetState), MapAction("/m\n", {}), MapAction("", {})}) {
     EXPECT_FALSE(cli::ValidateCommand(PrepareCommand(kPid, bad)).ok());
   }
 }
@@ -143,31 +144,31 @@ TEST(TransactionCommandsTest, PayloadThenCommit) {
 }
 
 TEST(TransactionCommandsTest, UnsafeEntriesGoEscapedInOrder) {
-  std::vector<cli::Command> commands = Transaction(MapAction(
-      "/m", {{"a", "1"},
-             {"key with space", "v"},
-             {"c", "x;y\\z<<"},
-             {"#hash", "v"},
-             {"e", " lead"},
-             {"f", "trail "},
-             {"g", "tab\tinside"},
-             {"h", "x<<"},
-             {"k;\\<", "<<v w"},
-             {"empty", ""}}));
-  EXPECT_THAT(Lines(commands),
-              ElementsAre("@!4242 add map @7 /m", "  | a 1",
-                          "@!4242 add map @7 /m key\\ with\\ space v", "@!4242 add map @7 /m",
-                          "  | c x;y\\z<<", "@!4242 add map @7 /m #hash v",
-                          "@!4242 add map @7 /m e \\ lead", "@!4242 add map @7 /m f trail\\ ",
-                          "@!4242 add map @7 /m", "  | g tab\tinside", "  | h x<<",
-                          "  | k;\\< <<v w", "  | empty ", "@!4242 commit map @7 /m"));
+  std::vector<cli::Command> commands = Transaction(MapAction("/m", {{"a", "1"},
+                                                                    {"key with space", "v"},
+                                                                    {"c", "x;y\\z<<"},
+                                                                    {"#hash", "v"},
+                                                                    {"e", " lead"},
+                                                                    {"f", "trail "},
+                                                                    {"g", "tab\tinside"},
+                                                                    {"h", "x<<"},
+                                                                    {"k;\\<", "<<v w"},
+                                                                    {"empty", ""}}));
+  EXPECT_THAT(
+      Lines(commands),
+      ElementsAre("@!4242 add map @7 /m", "  | a 1", "@!4242 add map @7 /m key\\ with\\ space v",
+                  "@!4242 add map @7 /m", "  | c x;y\\z<<", "@!4242 add map @7 /m #hash v",
+                  "@!4242 add map @7 /m e \\ lead", "@!4242 add map @7 /m f trail\\ ",
+                  "@!4242 add map @7 /m", "  | g tab\tinside", "  | h x<<", "  | k;\\< <<v w",
+                  "  | empty ", "@!4242 commit map @7 /m"));
 }
 
 TEST(TransactionCommandsTest, AclPatternsAreAlwaysSingleEscapedCommands) {
-  EXPECT_THAT(Lines(Transaction(AclAction("/etc/x.acl", {"10.0.0.0/8", "a b", "<<x", "x;y\\"}), 3)),
-              ElementsAre("@!4242 add acl @3 /etc/x.acl 10.0.0.0/8",
-                          "@!4242 add acl @3 /etc/x.acl a\\ b", "@!4242 add acl @3 /etc/x.acl \\<\\<x",
-                          "@!4242 add acl @3 /etc/x.acl x\\;y\\\\", "@!4242 commit acl @3 /etc/x.acl"));
+  EXPECT_THAT(
+      Lines(Transaction(AclAction("/etc/x.acl", {"10.0.0.0/8", "a b", "<<x", "x;y\\"}), 3)),
+      ElementsAre("@!4242 add acl @3 /etc/x.acl 10.0.0.0/8", "@!4242 add acl @3 /etc/x.acl a\\ b",
+                  "@!4242 add acl @3 /etc/x.acl \\<\\<x", "@!4242 add acl @3 /etc/x.acl x\\;y\\\\",
+                  "@!4242 commit acl @3 /etc/x.acl"));
 }
 
 TEST(TransactionCommandsTest, Errors) {
@@ -181,13 +182,13 @@ TEST(TransactionCommandsTest, Errors) {
   EXPECT_THAT(error(MapAction("/m", {{"", "v"}})).message(), HasSubstr("empty key"));
   EXPECT_THAT(error(MapAction("/m", {{"a b", ""}})).message(), HasSubstr("empty value"));
   EXPECT_THAT(error(MapAction("/m", {{"k\n", "v"}})).message(), HasSubstr("line break"));
-  EXPECT_THAT(error(MapAction("/m", {{"k", std::string("v\0w", 3)}})).message(),
-              HasSubstr("NUL"));
+  EXPECT_THAT(error(MapAction("/m", {{"k", std::string("v\0w", 3)}})).message(), HasSubstr("NUL"));
   EXPECT_THAT(error(AclAction("/a", {""})).message(), HasSubstr("empty pattern"));
   EXPECT_THAT(error(AclAction("/a", {"p\r"})).message(), HasSubstr("line break"));
   EXPECT_THAT(error(MapAction("/m\n", {})).message(), HasSubstr("cannot be sent"));
   // Within the model's limits (4096 bytes each) but over a CLI line once escaped.
-  absl::Status too_long = error(MapAction("/m", {{std::string(4096, ' '), std::string(4096, ';')}}));
+  absl::Status too_long =
+      error(MapAction("/m", {{std::string(4096, ' '), std::string(4096, ';')}}));
   EXPECT_THAT(too_long.message(), HasSubstr("over the 15000"));
   EXPECT_THAT(error(AclAction("/a", {std::string(8000, ' ')})).message(), HasSubstr("over the"));
 }
@@ -211,8 +212,8 @@ TEST(TransactionCommandsTest, PayloadChunkBoundaries) {
     commands = Transaction(MapAction("/m", {{"k", std::string(room - 2, 'v')}}), version);
     ASSERT_EQ(commands.size(), 2u);
     EXPECT_THAT(commands[0].payload, IsEmpty());
-    EXPECT_EQ(commands[0].line, absl::StrCat("@!4242 add map @", version, " /m k ",
-                                             std::string(room - 2, 'v')));
+    EXPECT_EQ(commands[0].line,
+              absl::StrCat("@!4242 add map @", version, " /m k ", std::string(room - 2, 'v')));
     // Two lines filling it exactly: one command; one byte more: two.
     size_t first = room / 2;
     size_t second = room - first;  // line + LF each
@@ -274,8 +275,8 @@ TEST(TransactionCommandsTest, RandomHostileEntriesRoundTripExactly) {
     observed.maps["/etc/haproxy/m.map"] = ObservedMap{true, {"old entry"}};
     observed.acls["/etc/haproxy/a.acl"] = ObservedAcl{true, {"old"}};
     SimWorker sim(observed, kPid);
-    for (const Action& action : {MapAction("/etc/haproxy/m.map", entries),
-                                 AclAction("/etc/haproxy/a.acl", patterns)}) {
+    for (const Action& action :
+         {MapAction("/etc/haproxy/m.map", entries), AclAction("/etc/haproxy/a.acl", patterns)}) {
       absl::StatusOr<int64_t> version =
           parse::ParseNewVersion(sim.Execute(PrepareCommand(kPid, action)));
       ASSERT_TRUE(version.ok()) << version.status();

@@ -15,12 +15,12 @@
 namespace hawk::plan {
 namespace {
 
-using ::testing::ElementsAre;
-using ::testing::Field;
-using ::testing::IsEmpty;
 using model::ServerState;
 using parse::testing::kVersions;
 using parse::testing::ReadFixture;
+using ::testing::ElementsAre;
+using ::testing::Field;
+using ::testing::IsEmpty;
 
 model::DesiredServer Server(std::string name, std::string address,
                             absl::optional<int> port = absl::nullopt,
@@ -49,8 +49,8 @@ ObservedWorker WithBackend(std::string name, ObservedBackend backend) {
 
 ObservedServer Observed(std::string address, int port, int admin, int weight = 1,
                         std::string fqdn = "") {
-  return ObservedServer{std::move(address), port, admin, parse::kOpRunning, weight,
-                        std::move(fqdn)};
+  return ObservedServer{std::move(address), port,   admin,
+                        parse::kOpRunning,  weight, std::move(fqdn)};
 }
 
 // One backend "be" holding one observed server "s".
@@ -79,11 +79,10 @@ TEST(PlanTest, FixtureStateAsDesiredNeedsNothing) {
     ASSERT_EQ(be_app.servers.size(), 4u);
     const ObservedServer& web1 = be_app.servers.at("web1");
     // SRV1..3: `server-template SRV 3 192.0.2.1:80 disabled` (FMAINT|CMAINT).
-    model::DesiredState desired = Backends({{"be_app",
-                                             {Server("SRV1", "192.0.2.1", 80, 1, ServerState::kMaint),
-                                              Server("SRV2", "192.0.2.1", 80),
-                                              Server("web1", "127.0.0.1", web1.port, 1,
-                                                     ServerState::kReady)}}});
+    model::DesiredState desired = Backends(
+        {{"be_app",
+          {Server("SRV1", "192.0.2.1", 80, 1, ServerState::kMaint), Server("SRV2", "192.0.2.1", 80),
+           Server("web1", "127.0.0.1", web1.port, 1, ServerState::kReady)}}});
     Plan plan = PlanWorker(desired, WithBackend("be_app", be_app), {});
     EXPECT_THAT(plan.actions, IsEmpty());
     EXPECT_THAT(plan.stale, IsEmpty());
@@ -96,8 +95,9 @@ TEST(PlanTest, ConfigDisabledServerMadeReadyClearsOnlyForcedMaintenance) {
     ObservedBackend be_app = FixtureBackend(version, "worker_show_servers_state_be_app.txt");
     ASSERT_EQ(be_app.servers.at("SRV1").admin_state, parse::kAdminFMaint | parse::kAdminCMaint);
     Plan plan = PlanWorker(
-        Backends({{"be_app", {Server("SRV1", "192.0.2.1", absl::nullopt, absl::nullopt,
-                                     ServerState::kReady)}}}),
+        Backends(
+            {{"be_app",
+              {Server("SRV1", "192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kReady)}}}),
         WithBackend("be_app", be_app), {});
     ASSERT_EQ(plan.actions.size(), 1u);
     EXPECT_EQ(plan.actions[0].kind, ActionKind::kSetState);
@@ -116,15 +116,17 @@ TEST(PlanTest, OldWorkerFixtureCmaintOnlyIsReady) {
     const ObservedServer& srv1 = be_app.servers.at("SRV1");
     ASSERT_EQ(srv1.admin_state, parse::kAdminCMaint);
     ASSERT_EQ(srv1.op_state, parse::kOpRunning);
-    Plan plan = PlanWorker(Backends({{"be_app", {Server("SRV1", "127.0.0.1", srv1.port, 10,
-                                                       ServerState::kReady)}}}),
-                           WithBackend("be_app", be_app), {});
+    Plan plan = PlanWorker(
+        Backends({{"be_app", {Server("SRV1", "127.0.0.1", srv1.port, 10, ServerState::kReady)}}}),
+        WithBackend("be_app", be_app), {});
     EXPECT_THAT(plan.actions, IsEmpty());
     EXPECT_THAT(plan.stale, IsEmpty());
     // The dynamic server `fresh` starts in forced maintenance.
-    plan = PlanWorker(Backends({{"be_app", {Server("fresh", "127.0.0.1", absl::nullopt,
-                                                   absl::nullopt, ServerState::kReady)}}}),
-                      WithBackend("be_app", be_app), {});
+    plan = PlanWorker(
+        Backends(
+            {{"be_app",
+              {Server("fresh", "127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kReady)}}}),
+        WithBackend("be_app", be_app), {});
     EXPECT_THAT(Kinds(plan), ElementsAre(ActionKind::kSetState));
   }
 }
@@ -172,9 +174,9 @@ TEST(PlanTest, Ipv6ComparedInBinaryForm) {
 }
 
 TEST(PlanTest, IpLiteralClassificationAgreesWithTheModel) {
-  for (const char* text : {"10.0.0.1", "::1", "0:0::1", "::ffff:1.2.3.4", "2001:db8::5",
-                           "1.2.3", "01.2.3.4", "256.1.1.1", "[::1]", "fe80::1%eth0", "a.b",
-                           "example.com", "", "1.2.3.4 ", "::1:80"}) {
+  for (const char* text :
+       {"10.0.0.1", "::1", "0:0::1", "::ffff:1.2.3.4", "2001:db8::5", "1.2.3", "01.2.3.4",
+        "256.1.1.1", "[::1]", "fe80::1%eth0", "a.b", "example.com", "", "1.2.3.4 ", "::1:80"}) {
     EXPECT_EQ(IsIpLiteral(text), model::IsIpLiteral(text)) << text;
   }
 }
@@ -219,18 +221,17 @@ TEST(PlanTest, Weight) {
     EXPECT_EQ(plan.actions[0].kind, ActionKind::kSetWeight);
     EXPECT_EQ(plan.actions[0].weight, 20);
     EXPECT_EQ(plan.actions[0].field(), "weight");
-    EXPECT_TRUE(
-        PlanWorker(Backends({{"be_other", {Server("o1", "127.0.0.1", absl::nullopt, 50)}}}), worker,
-                   {})
-            .empty());
+    EXPECT_TRUE(PlanWorker(Backends({{"be_other", {Server("o1", "127.0.0.1", absl::nullopt, 50)}}}),
+                           worker, {})
+                    .empty());
   }
 }
 
 struct StateCase {
   ServerState want;
   int admin;
-  bool action;                // a kSetState is planned
-  std::string stale_actual;   // "" when no StaleItem; else the state that remains
+  bool action;               // a kSetState is planned
+  std::string stale_actual;  // "" when no StaleItem; else the state that remains
 };
 
 TEST(PlanTest, StateTable) {
@@ -238,18 +239,18 @@ TEST(PlanTest, StateTable) {
   constexpr int F = parse::kAdminFMaint, I = parse::kAdminIMaint, C = parse::kAdminCMaint,
                 D = parse::kAdminFDrain, ID = parse::kAdminIDrain, R = parse::kAdminRMaint;
   const StateCase cases[] = {
-      {S::kReady, 0, false, ""},         {S::kReady, F, true, ""},
-      {S::kReady, D, true, ""},          {S::kReady, F | C, true, ""},
-      {S::kReady, C, false, ""},         {S::kReady, 0x40, false, ""},
-      {S::kReady, I, false, "MAINT"},    {S::kReady, F | I, true, "MAINT"},
-      {S::kReady, R, false, "MAINT"},    {S::kReady, ID, false, "DRAIN"},
+      {S::kReady, 0, false, ""},          {S::kReady, F, true, ""},
+      {S::kReady, D, true, ""},           {S::kReady, F | C, true, ""},
+      {S::kReady, C, false, ""},          {S::kReady, 0x40, false, ""},
+      {S::kReady, I, false, "MAINT"},     {S::kReady, F | I, true, "MAINT"},
+      {S::kReady, R, false, "MAINT"},     {S::kReady, ID, false, "DRAIN"},
       {S::kReady, D | ID, true, "DRAIN"}, {S::kReady, I | ID, false, "MAINT"},
-      {S::kDrain, 0, true, ""},          {S::kDrain, D, false, ""},
-      {S::kDrain, F, true, ""},          {S::kDrain, F | D, true, ""},
-      {S::kDrain, ID, true, ""},         {S::kDrain, D | I, false, "MAINT"},
+      {S::kDrain, 0, true, ""},           {S::kDrain, D, false, ""},
+      {S::kDrain, F, true, ""},           {S::kDrain, F | D, true, ""},
+      {S::kDrain, ID, true, ""},          {S::kDrain, D | I, false, "MAINT"},
       {S::kDrain, D | R, false, "MAINT"}, {S::kMaint, 0, true, ""},
-      {S::kMaint, F, false, ""},         {S::kMaint, F | D, false, ""},
-      {S::kMaint, D, true, ""},          {S::kMaint, I | R, true, ""},
+      {S::kMaint, F, false, ""},          {S::kMaint, F | D, false, ""},
+      {S::kMaint, D, true, ""},           {S::kMaint, I | R, true, ""},
       {S::kMaint, C, true, ""},
   };
   for (const StateCase& c : cases) {
@@ -288,27 +289,26 @@ TEST(PlanTest, MissingObjectsAreStale) {
   worker.backends["be_gone"] = ObservedBackend{false, {}};
   worker.backends["be"].servers["s"] = Observed("10.0.0.1", 80, 0);
   worker.maps["/m_gone"] = ObservedMap{false, {}};
-  model::DesiredState desired = Backends(
-      {{"be", {Server("s", "10.0.0.1"), Server("t", "10.0.0.2")}},
-       {"be_gone", {Server("s", "10.0.0.1")}},
-       {"be_unobserved", {Server("s", "10.0.0.1")}}});
+  model::DesiredState desired =
+      Backends({{"be", {Server("s", "10.0.0.1"), Server("t", "10.0.0.2")}},
+                {"be_gone", {Server("s", "10.0.0.1")}},
+                {"be_unobserved", {Server("s", "10.0.0.1")}}});
   desired.maps = {{"/m_gone", {{"k", "v"}}}, {"/m_unobserved", {}}};
   desired.acls = {{"/a_unobserved", {"p"}}};
   Plan plan = PlanWorker(desired, worker, {});
   EXPECT_THAT(plan.actions, IsEmpty());
-  EXPECT_THAT(plan.stale,
-              ElementsAre(StaleItem{"backend/be/server/t", "", "present", "absent",
-                                    "worker has no server be/t"},
-                          StaleItem{"backend/be_gone", "", "present", "absent",
-                                    "worker has no backend be_gone"},
-                          StaleItem{"backend/be_unobserved", "", "present", "absent",
-                                    "worker has no backend be_unobserved"},
-                          StaleItem{"map//m_gone", "", "present", "absent",
-                                    "worker has no map /m_gone"},
-                          StaleItem{"map//m_unobserved", "", "present", "absent",
-                                    "worker has no map /m_unobserved"},
-                          StaleItem{"acl//a_unobserved", "", "present", "absent",
-                                    "worker has no acl /a_unobserved"}));
+  EXPECT_THAT(
+      plan.stale,
+      ElementsAre(
+          StaleItem{"backend/be/server/t", "", "present", "absent", "worker has no server be/t"},
+          StaleItem{"backend/be_gone", "", "present", "absent", "worker has no backend be_gone"},
+          StaleItem{"backend/be_unobserved", "", "present", "absent",
+                    "worker has no backend be_unobserved"},
+          StaleItem{"map//m_gone", "", "present", "absent", "worker has no map /m_gone"},
+          StaleItem{"map//m_unobserved", "", "present", "absent",
+                    "worker has no map /m_unobserved"},
+          StaleItem{"acl//a_unobserved", "", "present", "absent",
+                    "worker has no acl /a_unobserved"}));
 }
 
 TEST(PlanTest, UnsendableNamesAreStaleNotActions) {
@@ -348,9 +348,9 @@ TEST(PlanTest, OrderAcrossObjectsIsByNameWhateverTheInputOrder) {
   worker.maps["/a.map"] = ObservedMap{};
   worker.acls["/y.acl"] = ObservedAcl{};
   worker.acls["/b.acl"] = ObservedAcl{};
-  model::DesiredState desired = Backends(
-      {{"be_b", {Server("s2", "10.0.0.9"), Server("s1", "10.0.0.9")}},
-       {"be_a", {Server("s2", "10.0.0.9"), Server("s1", "10.0.0.9")}}});
+  model::DesiredState desired =
+      Backends({{"be_b", {Server("s2", "10.0.0.9"), Server("s1", "10.0.0.9")}},
+                {"be_a", {Server("s2", "10.0.0.9"), Server("s1", "10.0.0.9")}}});
   desired.maps = {{"/z.map", {{"k", "v"}}}, {"/a.map", {{"k", "v"}}}};
   desired.acls = {{"/y.acl", {"p"}}, {"/b.acl", {"p"}}};
   std::vector<std::string> objects;
@@ -358,12 +358,13 @@ TEST(PlanTest, OrderAcrossObjectsIsByNameWhateverTheInputOrder) {
     objects.push_back(action.object());
   }
   EXPECT_THAT(objects, ElementsAre("backend/be_a/server/s1", "backend/be_a/server/s2",
-                                   "backend/be_b/server/s1", "backend/be_b/server/s2",
-                                   "map//a.map", "map//z.map", "acl//b.acl", "acl//y.acl"));
+                                   "backend/be_b/server/s1", "backend/be_b/server/s2", "map//a.map",
+                                   "map//z.map", "acl//b.acl", "acl//y.acl"));
   // The same inputs built in another order give the same plan.
   ObservedWorker reversed;
   for (const char* b : {"be_a", "be_b"}) {
-    for (const char* s : {"s1", "s2"}) reversed.backends[b].servers[s] = Observed("10.0.0.1", 80, 0);
+    for (const char* s : {"s1", "s2"})
+      reversed.backends[b].servers[s] = Observed("10.0.0.1", 80, 0);
   }
   reversed.maps = {{"/a.map", {}}, {"/z.map", {}}};
   reversed.acls = {{"/b.acl", {}}, {"/y.acl", {}}};
@@ -375,15 +376,16 @@ TEST(PlanTest, FrozenWorkerReportsServerDiffsAndStillPlansMapsAndAcls) {
     SCOPED_TRACE(version);
     ObservedWorker worker =
         WithBackend("be_app", FixtureBackend(version, "old_worker_show_servers_state.txt"));
-    absl::StatusOr<ObservedMap> map = MapFromReply(ReadFixture(version, "worker_show_map_entries.txt"));
+    absl::StatusOr<ObservedMap> map =
+        MapFromReply(ReadFixture(version, "worker_show_map_entries.txt"));
     ASSERT_TRUE(map.ok());
     worker.maps["/etc/haproxy/hosts.map"] = *map;
     worker.acls["/etc/haproxy/blocked.acl"] = ObservedAcl{true, {"10.0.0.0/8"}};
     const ObservedServer& web1 = worker.backends.at("be_app").servers.at("web1");
-    model::DesiredState desired = Backends(
-        {{"be_app",
-          {Server("SRV2", "192.0.2.1", 80, 1, ServerState::kReady),
-           Server("web1", "10.1.1.1", web1.port + 1, 7, ServerState::kDrain)}}});
+    model::DesiredState desired =
+        Backends({{"be_app",
+                   {Server("SRV2", "192.0.2.1", 80, 1, ServerState::kReady),
+                    Server("web1", "10.1.1.1", web1.port + 1, 7, ServerState::kDrain)}}});
     desired.maps = {{"/etc/haproxy/hosts.map", {{"a.example.com", "be_app"}}}};
     desired.acls = {{"/etc/haproxy/blocked.acl", {"10.0.0.0/8", "192.168.0.0/16"}}};
     PlanOptions frozen;
@@ -395,11 +397,11 @@ TEST(PlanTest, FrozenWorkerReportsServerDiffsAndStillPlansMapsAndAcls) {
       EXPECT_EQ(item.reason, kFrozenReason) << item.object << " " << item.field;
       fields.push_back(absl::StrCat(item.object, ":", item.field));
     }
-    EXPECT_THAT(fields, ElementsAre("backend/be_app/server/SRV2:state",
-                                    "backend/be_app/server/web1:address",
-                                    "backend/be_app/server/web1:port",
-                                    "backend/be_app/server/web1:weight",
-                                    "backend/be_app/server/web1:state"));
+    EXPECT_THAT(
+        fields,
+        ElementsAre("backend/be_app/server/SRV2:state", "backend/be_app/server/web1:address",
+                    "backend/be_app/server/web1:port", "backend/be_app/server/web1:weight",
+                    "backend/be_app/server/web1:state"));
     EXPECT_EQ(plan.stale[0].desired, "READY");
     EXPECT_EQ(plan.stale[0].actual, "MAINT (srv_admin_state 0x05: FMAINT CMAINT)");
     EXPECT_EQ(plan.stale[1].desired, "10.1.1.1");
@@ -407,10 +409,9 @@ TEST(PlanTest, FrozenWorkerReportsServerDiffsAndStillPlansMapsAndAcls) {
     // The same worker, not frozen: actions instead.
     Plan live = PlanWorker(desired, worker, {});
     EXPECT_THAT(live.stale, IsEmpty());
-    EXPECT_THAT(Kinds(live),
-                ElementsAre(ActionKind::kSetState, ActionKind::kSetState, ActionKind::kSetAddress,
-                            ActionKind::kSetWeight, ActionKind::kReplaceMap,
-                            ActionKind::kReplaceAcl));
+    EXPECT_THAT(Kinds(live), ElementsAre(ActionKind::kSetState, ActionKind::kSetState,
+                                         ActionKind::kSetAddress, ActionKind::kSetWeight,
+                                         ActionKind::kReplaceMap, ActionKind::kReplaceAcl));
   }
 }
 
@@ -434,9 +435,8 @@ TEST(PlanTest, MapsComparedAsMultisetsOfJoinedLines) {
     EXPECT_EQ(plan.actions[0].kind, ActionKind::kReplaceMap);
     EXPECT_EQ(plan.actions[0].object(), "map//etc/haproxy/hosts.map");
     EXPECT_EQ(plan.actions[0].field(), "entries");
-    EXPECT_EQ(plan.actions[0].entries,
-              (std::vector<model::MapEntry>{{"a.example.com", "be_app"},
-                                            {"b.example.com", "be_app"}}));
+    EXPECT_EQ(plan.actions[0].entries, (std::vector<model::MapEntry>{{"a.example.com", "be_app"},
+                                                                     {"b.example.com", "be_app"}}));
     EXPECT_FALSE(plan_for({{"a.example.com", "be_app"}}).empty());
     EXPECT_FALSE(plan_for({}).empty());
   }
@@ -468,11 +468,11 @@ TEST(PlanTest, AclsComparedAsSets) {
 }
 
 TEST(PlanTest, FullSeedSendsEveryManagedField) {
-  model::DesiredState desired = Backends(
-      {{"be_b", {Server("s", "10.0.0.1", 80, 5, ServerState::kMaint)}},
-       {"be_a",
-        {Server("y", "app.example.com", 8080, absl::nullopt, ServerState::kReady),
-         Server("x", "::1")}}});
+  model::DesiredState desired =
+      Backends({{"be_b", {Server("s", "10.0.0.1", 80, 5, ServerState::kMaint)}},
+                {"be_a",
+                 {Server("y", "app.example.com", 8080, absl::nullopt, ServerState::kReady),
+                  Server("x", "::1")}}});
   desired.maps = {{"/m", {{"k", "v"}}}};
   desired.acls = {{"/a", {"p"}}};
   Plan plan = PlanFullSeed(desired);
@@ -509,11 +509,12 @@ TEST(ObservedTest, BackendReplies) {
     ASSERT_TRUE(gone.ok());
     EXPECT_FALSE(gone->present);
 
-    EXPECT_TRUE(absl::IsNotFound(
-        BackendFromReply(ReadFixture(version, "err_unknown_pid.txt")).status()));
+    EXPECT_TRUE(
+        absl::IsNotFound(BackendFromReply(ReadFixture(version, "err_unknown_pid.txt")).status()));
     EXPECT_TRUE(absl::IsFailedPrecondition(
         BackendFromReply(ReadFixture(version, "err_unknown_command.txt")).status()));
-    EXPECT_TRUE(absl::IsUnavailable(BackendFromReply("Can't connect to the target CLI!\n").status()));
+    EXPECT_TRUE(
+        absl::IsUnavailable(BackendFromReply("Can't connect to the target CLI!\n").status()));
     EXPECT_TRUE(absl::IsInvalidArgument(BackendFromReply("1\n# be_id be_name\n").status()));
     EXPECT_TRUE(absl::IsInvalidArgument(BackendFromReply("").status()));
   }

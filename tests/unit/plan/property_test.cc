@@ -36,19 +36,30 @@ constexpr const char* kServers[] = {"s1", "s2", "s3", "s4"};
 constexpr const char* kMaps[] = {"/etc/haproxy/a.map", "/etc/haproxy/b.map", "/etc/haproxy/c.map"};
 constexpr const char* kAcls[] = {"/etc/haproxy/x.acl", "/etc/haproxy/y.acl"};
 // Desired addresses: IPv4, IPv6 in non-canonical spellings, hostnames in mixed case.
-constexpr const char* kDesiredAddresses[] = {
-    "10.0.0.1",        "10.0.0.2",        "192.0.2.1",       "::1",
-    "0:0::1",          "2001:db8::5",     "2001:DB8:0:0:0:0:0:5", "::ffff:10.0.0.1",
-    "app.example.com", "App.Example.COM", "db.example.org"};
+constexpr const char* kDesiredAddresses[] = {"10.0.0.1",
+                                             "10.0.0.2",
+                                             "192.0.2.1",
+                                             "::1",
+                                             "0:0::1",
+                                             "2001:db8::5",
+                                             "2001:DB8:0:0:0:0:0:5",
+                                             "::ffff:10.0.0.1",
+                                             "app.example.com",
+                                             "App.Example.COM",
+                                             "db.example.org"};
 // Observed addresses as HAProxy prints them (inet_ntop), "" for "-".
-constexpr const char* kObservedAddresses[] = {"10.0.0.1", "10.0.0.2", "192.0.2.1", "::1",
+constexpr const char* kObservedAddresses[] = {"10.0.0.1",    "10.0.0.2",        "192.0.2.1", "::1",
                                               "2001:db8::5", "::ffff:10.0.0.1", ""};
 constexpr const char* kObservedFqdns[] = {"", "", "app.example.com", "APP.example.com",
                                           "db.example.org"};
 constexpr int kPorts[] = {80, 443, 8080};
 constexpr int kWeights[] = {0, 1, 50, 256};
-constexpr int kAdminBits[] = {parse::kAdminFMaint, parse::kAdminIMaint, parse::kAdminCMaint,
-                              parse::kAdminFDrain, parse::kAdminIDrain, parse::kAdminRMaint,
+constexpr int kAdminBits[] = {parse::kAdminFMaint,
+                              parse::kAdminIMaint,
+                              parse::kAdminCMaint,
+                              parse::kAdminFDrain,
+                              parse::kAdminIDrain,
+                              parse::kAdminRMaint,
                               0x40};
 constexpr model::ServerState kStates[] = {model::ServerState::kReady, model::ServerState::kDrain,
                                           model::ServerState::kMaint};
@@ -282,14 +293,14 @@ TEST(PlanPropertyTest, ApplyingAPlanLeavesNothingToDo) {
 
     ObservedWorker after = Apply(observed, plan, options.servers_frozen);
     Plan again = PlanWorker(desired, after, options);
-    ASSERT_TRUE(again.actions.empty()) << "first action left: " << again.actions[0].object()
-                                       << " " << again.actions[0].field();
+    ASSERT_TRUE(again.actions.empty())
+        << "first action left: " << again.actions[0].object() << " " << again.actions[0].field();
     ASSERT_EQ(again.stale, plan.stale);
     clean += again.stale.empty();
   }
-  std::cout << kCases << " cases: " << with_actions << " with actions (" << actions
-            << " actions), " << with_stale << " with stale items, " << frozen_cases
-            << " frozen, " << clean << " fully in sync after the apply\n";
+  std::cout << kCases << " cases: " << with_actions << " with actions (" << actions << " actions), "
+            << with_stale << " with stale items, " << frozen_cases << " frozen, " << clean
+            << " fully in sync after the apply\n";
   // The generator must exercise both sides.
   EXPECT_GT(with_actions, kCases / 2);
   EXPECT_GT(with_stale, kCases / 4);
@@ -308,8 +319,8 @@ TEST(PlanPropertyTest, FullSeedOfAnyCompleteWorkerLeavesNothingToDo) {
     EXPECT_TRUE(seed.stale.empty());
     ObservedWorker after = Apply(observed, seed);
     Plan again = PlanWorker(desired, after, {});
-    ASSERT_TRUE(again.actions.empty()) << "first action left: " << again.actions[0].object()
-                                       << " " << again.actions[0].field();
+    ASSERT_TRUE(again.actions.empty())
+        << "first action left: " << again.actions[0].object() << " " << again.actions[0].field();
     for (const StaleItem& item : again.stale) {
       // Only what no command can fix remains: inherited or DNS maintenance, FQDN ports.
       EXPECT_TRUE(item.reason.rfind("hawk cannot clear ", 0) == 0 ||

@@ -247,18 +247,17 @@ class SimWorker {
       std::string ip = CanonicalIp(args[4]);
       if (ip.empty()) return absl::StrCat("Invalid addr '", args[4], "'");
       // src/server.c srv_update_addr_port's wording.
-      std::string reply = ip == server->address
-                              ? "no need to change the addr"
-                              : absl::StrCat("IP changed from '", server->address, "' to '", ip,
-                                             "'");
+      std::string reply = ip == server->address ? "no need to change the addr"
+                                                : absl::StrCat("IP changed from '", server->address,
+                                                               "' to '", ip, "'");
       server->address = ip;
       if (args[5] == "port") {
         int port = 0;
         if (!absl::SimpleAtoi(args[6], &port) || port < 0 || port > 65535) return "Invalid port";
-        absl::StrAppend(&reply, port == server->port
-                                    ? ", no need to change the port"
-                                    : absl::StrCat(", port changed from '", server->port,
-                                                   "' to '", port, "'"));
+        absl::StrAppend(
+            &reply, port == server->port
+                        ? ", no need to change the port"
+                        : absl::StrCat(", port changed from '", server->port, "' to '", port, "'"));
         server->port = port;
       }
       return absl::StrCat(reply, " by 'stats socket command'");
