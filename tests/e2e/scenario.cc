@@ -206,21 +206,6 @@ std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int 
   return c.str();
 }
 
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char ch : text) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (ch == '\n') {
-      out += "\\n";
-    } else {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
 std::string DesiredState(int cycle, int origin_port) {
   return "{\"version\":\"c" + std::to_string(cycle) +
          "\",\"backends\":[{\"name\":\"be\",\"servers\":[{\"name\":\"SRV_1\","
@@ -338,7 +323,8 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
     HttpResult reload;
     Clock::time_point start = Clock::now();
     std::thread reloader([&] {
-      reload = hawk.Post("/v1/reload", "{\"config\":" + JsonString(config) + "}", seconds(30));
+      reload = hawk.Post("/v1/reload", "{\"config\":" + hawk::testing::JsonQuote(config) + "}",
+                         seconds(30));
     });
     // The flip, inside the reload window: B up, SRV_1 -> B everywhere hawk reaches, A gone.
     std::this_thread::sleep_until(start + milliseconds(c.flip_delay_ms));

@@ -56,6 +56,9 @@ ServerRow ReadServerRow(const std::string& master_socket, int pid, const std::st
 ServerRow ServerRowFromText(const std::string& text, const std::string& backend,
                             const std::string& server);
 
+// `text` as a JSON string literal, quotes included (escapes '"', '\\', control characters).
+std::string JsonQuote(const std::string& text);
+
 // Parses the JSON of GET /v1/workers (simdjson); ok=false with the reason on any mismatch.
 WorkersView ParseWorkersView(const std::string& json);
 

@@ -82,23 +82,7 @@ std::vector<ReloadView> ParseReloads(const std::string& json) {
 
 // `{"config":"<config as a JSON string>"}`.
 std::string ConfigJson(const std::string& config) {
-  std::string body = R"({"config":")";
-  for (char c : config) {
-    switch (c) {
-      case '"':
-        body += "\\\"";
-        break;
-      case '\\':
-        body += "\\\\";
-        break;
-      case '\n':
-        body += "\\n";
-        break;
-      default:
-        body += c;
-    }
-  }
-  return body + "\"}";
+  return "{\"config\":" + JsonQuote(config) + "}";
 }
 
 class ReloadTest : public ::testing::Test {
