@@ -171,8 +171,6 @@ void Reloader::MaybeStartRound() {
   start_timer_.Start(delay, 0, [this] { StartRound(); });
 }
 
-uint64_t Reloader::ElapsedMs() const { return round_ ? MonotonicMs() - round_->started_ms : 0; }
-
 void Reloader::Note(absl::string_view text) {
   if (!round_) return;
   absl::StrAppend(&round_->log, text, "\n");

@@ -151,7 +151,6 @@ class Reloader {
   void Record(ReloadRecord record);
   void RefreshConfigWarnings(absl::string_view config_text);
   void Note(absl::string_view text);  // appends one line to the round's log
-  uint64_t ElapsedMs() const;
 
   uv_loop_t* loop_;
   cli::MasterClient* client_;
