@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "tests/e2e/load_stats.h"
+#include "tests/support/json_quote.h"
 
 namespace hawk::e2e {
 namespace {
@@ -590,7 +591,7 @@ void LoadClient::Event(const char* kind, int conn, bool prober, int status,
                "{\"t_ms\":%.3f,\"kind\":\"%s\",\"conn\":%d,\"prober\":%s,\"status\":%d,"
                "\"error\":%s,\"pid\":%lld}\n",
                MonotonicMs(), kind, conn, prober ? "true" : "false", status,
-               JsonString(error).c_str(), static_cast<long long>(pid));
+               hawk::testing::JsonQuote(error).c_str(), static_cast<long long>(pid));
   std::fflush(events_);  // a driver may read it while the load runs
 }
 

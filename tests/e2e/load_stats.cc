@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tests/support/json_quote.h"
+
 namespace hawk::e2e {
 
 size_t LatencyHistogram::Index(uint64_t micros) {
@@ -57,39 +59,6 @@ void LoadStats::RecordFailure(bool prober, const std::string& kind) {
   if (prober) ++prober_failures;
 }
 
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  out += '"';
-  return out;
-}
-
 namespace {
 
 std::string Number(double value) {
@@ -114,7 +83,7 @@ std::string FormatSummary(const LoadStats& stats, double duration_ms) {
   for (const auto& [kind, count] : kinds) {
     if (!first) out += ',';
     first = false;
-    out += JsonString(kind) + ":" + std::to_string(count);
+    out += hawk::testing::JsonQuote(kind) + ":" + std::to_string(count);
   }
   out += "},\"retries\":" + std::to_string(stats.retries);
   out += ",\"abandoned\":" + std::to_string(stats.abandoned);

@@ -54,7 +54,4 @@ struct LoadStats {
 // The four transport kinds (connect_refused, reset, eof, timeout) are always present.
 std::string FormatSummary(const LoadStats& stats, double duration_ms);
 
-// Quotes and escapes `text` as a JSON string.
-std::string JsonString(const std::string& text);
-
 }  // namespace hawk::e2e

@@ -1,6 +1,5 @@
 #include "tests/integration/hawk_harness.h"
 
-#include <cstdio>
 #include <cstdlib>
 
 #include "absl/strings/match.h"
@@ -213,35 +212,6 @@ HttpResult HawkProcess::Put(const std::string& target, const std::string& body) 
 HttpResult HawkProcess::Post(const std::string& target, const std::string& body,
                              std::chrono::milliseconds timeout) const {
   return Fetch(api_address(), "POST", target, body, timeout);
-}
-
-std::string JsonQuote(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          char escaped[8];
-          std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-          out += escaped;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
 }
 
 ServerRow ServerRowFromText(const std::string& text, const std::string& backend,

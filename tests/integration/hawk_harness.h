@@ -10,6 +10,7 @@
 
 #include "tests/support/haproxy_process.h"
 #include "tests/support/http_client.h"
+#include "tests/support/json_quote.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -55,9 +56,6 @@ ServerRow ReadServerRow(const std::string& master_socket, int pid, const std::st
 // The same columns from a server-state file's text (the rows of `backend`/`server`).
 ServerRow ServerRowFromText(const std::string& text, const std::string& backend,
                             const std::string& server);
-
-// `text` as a JSON string literal, quotes included (escapes '"', '\\', control characters).
-std::string JsonQuote(const std::string& text);
 
 // Parses the JSON of GET /v1/workers (simdjson); ok=false with the reason on any mismatch.
 WorkersView ParseWorkersView(const std::string& json);
