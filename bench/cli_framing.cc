@@ -15,15 +15,16 @@
 
 #include "agent/cli/client.h"
 #include "agent/uv/loop.h"
+#include "bench/stats.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
 #include "tests/support/master_cli.h"
 
+using hawk::bench::Median;
+using hawk::bench::Ms;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
 // Runs `batches` through one MasterClient, each batch of `batch_size` commands, one batch in
 // flight at a time. Returns elapsed ms, or -1 on any error.
@@ -70,11 +71,6 @@ double RunOnePerConnection(const std::string& socket, const std::string& command
     if (!reply.ok) return -1;
   }
   return Ms(Clock::now() - start);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 }  // namespace

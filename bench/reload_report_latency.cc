@@ -16,12 +16,15 @@
 #include <string>
 #include <vector>
 
+#include "bench/stats.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
 #include "tests/support/in_flight_request.h"
 #include "tests/support/master_cli.h"
 #include "tests/support/wait_until.h"
 
+using hawk::bench::Ms;
+using hawk::bench::PrintDistribution;
 using hawk::testing::Backend;
 using hawk::testing::BasicHaproxyConfig;
 using hawk::testing::HaproxyProcess;
@@ -34,15 +37,6 @@ using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
 namespace {
-
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-void PrintDistribution(const char* what, std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  auto at = [&](double q) { return values[static_cast<size_t>(q * (values.size() - 1))]; };
-  std::printf("%-44s n=%zu  median=%.1f ms  p90=%.1f ms  max=%.1f ms\n", what, values.size(),
-              at(0.5), at(0.9), values.back());
-}
 
 long RssKiB(pid_t pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/status");

@@ -18,11 +18,15 @@
 #include <thread>
 #include <vector>
 
+#include "bench/stats.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
 #include "tests/support/master_cli.h"
 #include "tests/support/wait_until.h"
 
+using hawk::bench::Median;
+using hawk::bench::Ms;
+using hawk::bench::PrintDistribution;
 using hawk::testing::Backend;
 using hawk::testing::HaproxyProcess;
 using hawk::testing::HawkProcess;
@@ -37,20 +41,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 namespace {
-
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-void Print(const char* what, std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  auto at = [&](double q) { return v[static_cast<size_t>(q * (v.size() - 1))]; };
-  std::printf("%-52s n=%zu  median=%.1f ms  p90=%.1f ms  max=%.1f ms\n", what, v.size(), at(0.5),
-              at(0.9), v.back());
-}
 
 // Polls `show proc` until a worker not in `known` is listed under `# workers`; its pid and when.
 int WaitNewWorker(const std::string& socket, int old_worker, Clock::time_point* seen) {
@@ -153,12 +143,12 @@ int main(int argc, char** argv) {
   if (raw_reload.empty() || hawk_post.empty()) return 1;
   std::printf("HAProxy 2.6, %d rounds; each a bare `reload` (baseline) then POST /v1/reload\n",
               rounds);
-  Print("baseline: `reload` sent -> new worker listed", raw_reload);
-  Print("hawk: POST sent -> new worker listed", hawk_listed);
-  Print("hawk: POST sent -> answered (success, new pid)", hawk_post);
-  Print("hawk: durationMs reported (`reload` -> verdict)", hawk_duration);
-  Print("hawk: new worker listed -> holds the desired state", listed_to_seeded);
-  Print("hawk: POST sent -> new worker holds the desired state", post_to_seeded);
+  PrintDistribution("baseline: `reload` sent -> new worker listed", raw_reload);
+  PrintDistribution("hawk: POST sent -> new worker listed", hawk_listed);
+  PrintDistribution("hawk: POST sent -> answered (success, new pid)", hawk_post);
+  PrintDistribution("hawk: durationMs reported (`reload` -> verdict)", hawk_duration);
+  PrintDistribution("hawk: new worker listed -> holds the desired state", listed_to_seeded);
+  PrintDistribution("hawk: POST sent -> new worker holds the desired state", post_to_seeded);
   std::printf("ratio POST->listed / baseline (median): %.2f\n",
               Median(hawk_listed) / Median(raw_reload));
   return 0;
