@@ -45,13 +45,8 @@ std::string ReloadOutcomeToJson(const reload::ReloadOutcome& outcome) {
   w.Key("success").Bool(outcome.status.ok());
   WriteRecordFields(outcome.record, &w);
   if (!outcome.status.ok()) {
-    w.Key("error").BeginObject();
-    w.Key("code").String(absl::StatusCodeToString(outcome.status.code()));
-    w.Key("message").String(outcome.status.message());
-    if (std::string field = base::FieldOf(outcome.status); !field.empty()) {
-      w.Key("field").String(field);
-    }
-    w.EndObject();
+    http::WriteErrorMember(absl::StatusCodeToString(outcome.status.code()),
+                           outcome.status.message(), base::FieldOf(outcome.status), &w);
   }
   w.EndObject();
   return w.Take();

@@ -152,14 +152,21 @@ Response JsonResponse(int status, std::string body) {
   return response;
 }
 
+void WriteErrorMember(absl::string_view code, absl::string_view message, absl::string_view field,
+                      base::JsonWriter* w) {
+  w->Key("error").BeginObject();
+  w->Key("code").String(code);
+  w->Key("message").String(message);
+  if (!field.empty()) w->Key("field").String(field);
+  w->EndObject();
+}
+
 Response JsonError(int status, absl::string_view code, absl::string_view message,
                    absl::string_view field) {
   base::JsonWriter writer;
-  writer.BeginObject().Key("error").BeginObject();
-  writer.Key("code").String(code);
-  writer.Key("message").String(message);
-  if (!field.empty()) writer.Key("field").String(field);
-  writer.EndObject().EndObject();
+  writer.BeginObject();
+  WriteErrorMember(code, message, field, &writer);
+  writer.EndObject();
   return JsonResponse(status, writer.Take());
 }
 

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "agent/base/json_writer.h"
 
 namespace hawk::http {
 
@@ -43,6 +44,11 @@ std::string SerializeStreamHead(int status, absl::string_view content_type, cons
 std::string EncodeChunk(absl::string_view data);
 // Ends a chunked body (no trailers).
 inline constexpr absl::string_view kLastChunk = "0\r\n\r\n";
+
+// Writes the `"error":{"code":"…","message":"…","field":"…"}` member of every error body into
+// the object `w` is inside; "field" only when non-empty.
+void WriteErrorMember(absl::string_view code, absl::string_view message, absl::string_view field,
+                      base::JsonWriter* w);
 
 // `status` with `body` as application/json.
 Response JsonResponse(int status, std::string body);
