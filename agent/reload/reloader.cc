@@ -502,9 +502,8 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
 void Reloader::OnWorkers(const model::WorkersReport& report) {
   if (round_ && round_->awaiting) Judge(report);
   if (report.master.pid == 0) return;  // the master was not reached
-  if (!have_seen_ || report.master.pid != last_seen_.master_pid) {
+  if (report.master.pid != last_seen_.master_pid) {
     // First sight of this master (hawk started, or HAProxy was restarted): nothing to record.
-    have_seen_ = true;
     accounted_reloads_ = report.master.reloads;
     external_.reset();
     last_seen_ = BaselineFrom(report);
@@ -513,10 +512,9 @@ void Reloader::OnWorkers(const model::WorkersReport& report) {
   if (report.master.reloads > accounted_reloads_ && !(round_ && round_->awaiting)) {
     if (external_.has_value()) {
       // A second reload before the first one's verdict: record the first as it stands.
-      Record(ReloadRecord{next_id_++, ReloadTrigger::kExternal, ReloadResult::kTimedOut,
-                          external_started_, absl::ZeroDuration(), 0, 0, "",
-                          "superseded by another reload before its new worker was seen", false,
-                          false});
+      RecordExternal(ReloadResult::kTimedOut, ReloadJudgement{Verdict::kPending, 0,
+                                                              "superseded by another reload "
+                                                              "before its new worker was seen"});
     }
     external_ = last_seen_;
     external_started_ = wall_clock_();
@@ -525,28 +523,32 @@ void Reloader::OnWorkers(const model::WorkersReport& report) {
   }
   if (external_.has_value()) {
     ReloadJudgement judgement = JudgeReload(*external_, parse::ReloadReply{}, report);
-    uint64_t waited = MonotonicMs() - external_started_ms_;
-    if (judgement.verdict != Verdict::kPending || waited >= kExternalVerdictMs) {
-      ReloadRecord record;
-      record.id = next_id_++;
-      record.trigger = ReloadTrigger::kExternal;
-      record.result = judgement.verdict == Verdict::kSucceeded ? ReloadResult::kSucceeded
-                      : judgement.verdict == Verdict::kFailed  ? ReloadResult::kFailed
-                                                               : ReloadResult::kTimedOut;
-      record.started_at = external_started_;
-      // From when hawk noticed it: hawk does not know when it was triggered.
-      record.duration = absl::Milliseconds(static_cast<int64_t>(waited));
-      record.new_worker_pid = judgement.new_worker_pid;
-      record.error = judgement.reason;
-      base::LogInfo("external reload ", ReloadResultName(record.result),
-                    record.new_worker_pid != 0
-                        ? absl::StrCat(": new worker ", record.new_worker_pid)
-                        : std::string());
-      Record(std::move(record));
+    if (judgement.verdict != Verdict::kPending ||
+        MonotonicMs() - external_started_ms_ >= kExternalVerdictMs) {
+      RecordExternal(judgement.verdict == Verdict::kSucceeded ? ReloadResult::kSucceeded
+                     : judgement.verdict == Verdict::kFailed  ? ReloadResult::kFailed
+                                                              : ReloadResult::kTimedOut,
+                     judgement);
       external_.reset();
     }
   }
   last_seen_ = BaselineFrom(report);
+}
+
+void Reloader::RecordExternal(ReloadResult result, const ReloadJudgement& judgement) {
+  ReloadRecord record;
+  record.id = next_id_++;
+  record.trigger = ReloadTrigger::kExternal;
+  record.result = result;
+  record.started_at = external_started_;
+  // From when hawk noticed it: hawk does not know when it was triggered.
+  record.duration = absl::Milliseconds(static_cast<int64_t>(MonotonicMs() - external_started_ms_));
+  record.new_worker_pid = judgement.new_worker_pid;
+  record.error = judgement.reason;
+  base::LogInfo("external reload ", ReloadResultName(result),
+                record.new_worker_pid != 0 ? absl::StrCat(": new worker ", record.new_worker_pid)
+                                           : std::string());
+  Record(std::move(record));
 }
 
 void Reloader::Record(ReloadRecord record) {

@@ -149,6 +149,8 @@ class Reloader {
   void Finish(ReloadResult result, absl::Status status, int new_worker_pid = 0);
   void OnWorkers(const model::WorkersReport& report);
   void Record(ReloadRecord record);
+  // Records the external reload under way (external_, external_started_*).
+  void RecordExternal(ReloadResult result, const ReloadJudgement& judgement);
   void RefreshConfigWarnings(absl::string_view config_text);
   void Note(absl::string_view text);  // appends one line to the round's log
 
@@ -170,8 +172,7 @@ class Reloader {
   std::vector<std::string> config_warnings_;
   // External reload detection: the master as of the last report, and a reload seen but not yet
   // decided.
-  ReloadBaseline last_seen_;
-  bool have_seen_ = false;
+  ReloadBaseline last_seen_;  // master_pid 0: no master seen yet
   // The master's reload count that hawk has accounted for (its own reloads included).
   int accounted_reloads_ = 0;
   absl::optional<ReloadBaseline> external_;
