@@ -10,8 +10,6 @@
 
 namespace hawk::cli {
 namespace {
-constexpr uint64_t kHandshakeTimeoutMs = 2000;
-
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 size_t PayloadLines(const Command& command) { return command.payload.size(); }
@@ -169,11 +167,24 @@ void MasterClient::OnConnected(Connection* conn, absl::Status status) {
     ScheduleReconnect();
     return;
   }
-  conn->timer.Start(kHandshakeTimeoutMs, 0, [this, conn] {
-    // The master accepts an 11th connection but never serves it (reference §2).
-    last_error_ = absl::UnavailableError(
-        "master CLI accepted the connection but did not answer within 2 s (all 10 master "
-        "CLI slots busy?)");
+  conn->timer.Start(ToMs(options_.handshake_report_after), 0,
+                    [this, conn] { OnHandshakeSlow(conn); });
+}
+
+void MasterClient::OnHandshakeSlow(Connection* conn) {
+  // Closing here would only move hawk to the back of the master's accept queue: keep waiting.
+  last_error_ = absl::UnavailableError(
+      absl::StrCat("master CLI accepted the connection but has not answered for ",
+                   absl::FormatDuration(options_.handshake_report_after),
+                   " (all 10 master CLI slots busy, or the master is stalled); still waiting"));
+  base::LogWarn(last_error_.message());
+  absl::Duration rest = options_.handshake_give_up_after - options_.handshake_report_after;
+  conn->timer.Start(ToMs(std::max(rest, absl::ZeroDuration())), 0, [this, conn] {
+    last_error_ = absl::UnavailableError(absl::StrCat(
+        "master CLI accepted the connection but did not answer within ",
+        absl::FormatDuration(options_.handshake_give_up_after),
+        " (all 10 master CLI slots busy, or the master is stalled); connecting again"));
+    base::LogWarn(last_error_.message());
     DropConnection(conn, false);
     ScheduleReconnect();
   });
@@ -245,6 +256,7 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
       retry_delay_ = options_.fast_retry_interval;
       bool was_reachable = reachable_;
       reachable_ = true;
+      base::LogDebug("master CLI: connection ready (", connections_.size(), " open)");
       if (!was_reachable && on_reachable_) on_reachable_();
       continue;
     }
@@ -287,6 +299,7 @@ void MasterClient::OnEnd(Connection* conn, absl::Status status) {
       TakeBatch(conn, absl::UnavailableError(absl::StrCat(
                           "no reply: ", why, " (a reload?); it may or may not have run")));
   last_error_ = absl::UnavailableError(absl::StrCat("master CLI: ", why));
+  base::LogDebug(last_error_.message());
   DropConnection(conn, /*closed_by_peer=*/was_established);
   FinishBatch(std::move(finished));
 }
@@ -325,6 +338,7 @@ void MasterClient::OnBatchTimeout(Batch* batch) {
     return;
   }
   if (Connection* conn = batch->connection) {
+    base::LogWarn("master CLI: no reply before the batch deadline; closing that connection");
     std::unique_ptr<Batch> owned = TakeBatch(
         conn, absl::DeadlineExceededError("no reply before the batch deadline (a stuck worker?)"));
     DropConnection(conn, false);  // late replies must never be taken for the next batch's

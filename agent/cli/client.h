@@ -62,6 +62,13 @@ struct MasterClientOptions {
   absl::Duration max_retry_interval = absl::Milliseconds(250);
   // Connections beyond the first are closed after this long without work.
   absl::Duration extra_connection_idle = absl::Seconds(5);
+  // A connection the master accepted but has not answered yet. The kernel accepts an 11th
+  // connection and the master serves it, in arrival order, once one of its 10 slots frees
+  // (reference §2); a loaded machine can also delay the answer. So after
+  // `handshake_report_after` hawk reports the master unreachable but keeps its place in the
+  // queue, and only gives the connection up (and connects again) after `handshake_give_up_after`.
+  absl::Duration handshake_report_after = absl::Seconds(2);
+  absl::Duration handshake_give_up_after = absl::Seconds(30);
   size_t max_queued_batches = 4096;
 };
 
@@ -108,6 +115,7 @@ class MasterClient {
   void Dispatch();
   void OpenConnection();
   void OnConnected(Connection* conn, absl::Status status);
+  void OnHandshakeSlow(Connection* conn);
   void OnData(Connection* conn, absl::string_view bytes);
   void OnEnd(Connection* conn, absl::Status status);
   void SendBatch(Connection* conn, std::unique_ptr<Batch> batch);

@@ -123,7 +123,9 @@ TEST_F(WorkersTest, ReloadShowsTheLeavingWorkerWithItsConnectionThenDropsIt) {
       },
       milliseconds(2000), &view);
   long both_ms = MsSince(appeared);
-  ASSERT_TRUE(both) << view.raw << "\n" << hawk_->LogTail();
+  ASSERT_TRUE(both) << view.raw << "\n--- hawk ---\n"
+                    << hawk_->LogTail() << "\n--- haproxy ---\n"
+                    << haproxy_->LogTail();
   EXPECT_LE(both_ms, 500) << "both workers took " << both_ms << " ms to show";
   EXPECT_TRUE(view.Find(old_worker)->stopping);
 
@@ -136,7 +138,9 @@ TEST_F(WorkersTest, ReloadShowsTheLeavingWorkerWithItsConnectionThenDropsIt) {
   bool gone = WaitForReport([&](const WorkersView& v) { return v.Find(old_worker) == nullptr; },
                             seconds(3), &view);
   long gone_ms = MsSince(exited);
-  ASSERT_TRUE(gone) << view.raw;
+  ASSERT_TRUE(gone) << view.raw << "\n--- hawk ---\n"
+                    << hawk_->LogTail() << "\n--- haproxy ---\n"
+                    << haproxy_->LogTail();
   EXPECT_LE(gone_ms, 1000) << "the exited worker stayed " << gone_ms << " ms in the report";
 }
 

@@ -46,6 +46,18 @@ class ScriptedMaster {
     }
     open_ = 0;
   }
+  // While held, a new connection's `prompt` gets no answer (like a master whose 10 slots are
+  // busy); ReleasePrompts() answers the held ones.
+  void HoldPrompts() { hold_prompts_ = true; }
+  void ReleasePrompts() {
+    hold_prompts_ = false;
+    for (auto& c : conns_) {
+      if (c->prompt_held && !c->stream->closing()) {
+        c->prompt_held = false;
+        (void)c->stream->Write("master> ");
+      }
+    }
+  }
   int open() const { return open_; }
   int max_open() const { return max_open_; }
   int accepted() const { return accepted_; }
@@ -56,6 +68,7 @@ class ScriptedMaster {
     std::unique_ptr<uv::Stream> stream;
     std::string buffer;
     bool stalled = false;  // like the real master: no next command before the current reply
+    bool prompt_held = false;
   };
   void Accept(std::unique_ptr<uv::Stream> stream) {
     ++accepted_;
@@ -72,6 +85,10 @@ class ScriptedMaster {
             std::string line = raw->buffer.substr(0, nl);
             raw->buffer.erase(0, nl + 1);
             lines_.push_back(line);
+            if (line == "prompt" && hold_prompts_) {
+              raw->prompt_held = true;
+              continue;
+            }
             std::string reply = line == "prompt" ? "master> " : respond_(line);
             if (reply == "<close>") {
               --open_;
@@ -96,6 +113,7 @@ class ScriptedMaster {
   Respond respond_;
   std::unique_ptr<uv::Listener> listener_;
   std::vector<std::unique_ptr<Conn>> conns_;
+  bool hold_prompts_ = false;
   int open_ = 0;
   int max_open_ = 0;
   int accepted_ = 0;
@@ -288,6 +306,37 @@ TEST_F(MasterClientTest, UnreachableThenReachable) {
   StartMaster(Answer);
   RunUntil([&] { return client_->reachable(); });
   EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());
+}
+
+TEST_F(MasterClientTest, SlowHandshakeIsReportedButKeepsItsPlaceInTheQueue) {
+  StartMaster(Answer);
+  master_->HoldPrompts();
+  MasterClientOptions options;
+  options.handshake_report_after = absl::Milliseconds(20);
+  options.handshake_give_up_after = absl::Seconds(30);
+  Client(options);
+  RunUntil([&] { return absl::StrContains(client_->last_error().message(), "still waiting"); });
+  EXPECT_FALSE(client_->reachable());
+  master_->ReleasePrompts();
+  RunUntil([&] { return client_->reachable(); });
+  EXPECT_EQ(master_->accepted(), 1) << "the client closed a connection the master would serve";
+  EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());
+}
+
+TEST_F(MasterClientTest, HandshakeThatNeverCompletesIsGivenUpAndRetried) {
+  StartMaster(Answer);
+  master_->HoldPrompts();
+  MasterClientOptions options;
+  options.handshake_report_after = absl::Milliseconds(10);
+  options.handshake_give_up_after = absl::Milliseconds(50);
+  options.max_retry_interval = absl::Milliseconds(10);
+  Client(options);
+  RunUntil([&] { return master_->accepted() >= 2; });
+  EXPECT_TRUE(absl::StrContains(client_->last_error().message(), "connecting again"))
+      << client_->last_error();
+  EXPECT_LE(master_->max_open(), 1) << "the stuck connection must be closed before the next";
+  master_->ReleasePrompts();
+  RunUntil([&] { return client_->reachable(); });
 }
 
 TEST_F(MasterClientTest, InvalidCommandIsRejectedBeforeSending) {
