@@ -173,11 +173,19 @@ void MasterClient::OnConnected(Connection* conn, absl::Status status) {
 
 void MasterClient::OnHandshakeSlow(Connection* conn) {
   // Closing here would only move hawk to the back of the master's accept queue: keep waiting.
+  // The master may also have lost this one connection (a wedged session), so try a second one
+  // beside it; whichever answers first serves, and the cap still holds.
   last_error_ = absl::UnavailableError(
       absl::StrCat("master CLI accepted the connection but has not answered for ",
                    absl::FormatDuration(options_.handshake_report_after),
                    " (all 10 master CLI slots busy, or the master is stalled); still waiting"));
   base::LogWarn(last_error_.message());
+  bool another_opening =
+      std::any_of(connections_.begin(), connections_.end(), [conn](const auto& c) {
+        return c.get() != conn && (c->state == Connection::State::kConnecting ||
+                                   c->state == Connection::State::kHandshake);
+      });
+  if (!another_opening) OpenConnection();  // no-op at the connection cap
   absl::Duration rest = options_.handshake_give_up_after - options_.handshake_report_after;
   conn->timer.Start(ToMs(std::max(rest, absl::ZeroDuration())), 0, [this, conn] {
     last_error_ = absl::UnavailableError(absl::StrCat(
@@ -257,6 +265,7 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
       bool was_reachable = reachable_;
       reachable_ = true;
       base::LogDebug("master CLI: connection ready (", connections_.size(), " open)");
+      ArmIdleTimer(conn);  // an extra connection (a late answer to a slow handshake) closes idle
       if (!was_reachable && on_reachable_) on_reachable_();
       continue;
     }

@@ -66,7 +66,8 @@ struct MasterClientOptions {
   // connection and the master serves it, in arrival order, once one of its 10 slots frees
   // (reference §2); a loaded machine can also delay the answer. So after
   // `handshake_report_after` hawk reports the master unreachable but keeps its place in the
-  // queue, and only gives the connection up (and connects again) after `handshake_give_up_after`.
+  // queue, opens a second connection beside it (in case the master lost this one), and gives a
+  // connection up (and connects again) only after `handshake_give_up_after`.
   absl::Duration handshake_report_after = absl::Seconds(2);
   absl::Duration handshake_give_up_after = absl::Seconds(30);
   size_t max_queued_batches = 4096;
