@@ -18,19 +18,20 @@ bool MatchGroup(absl::string_view text, size_t* pos, char open, char close, bool
     return true;
   }
   if (text[*pos] != open) return true;
-  size_t end = text.find(close, *pos + 1);
-  if (end == absl::string_view::npos) {
-    if (text.size() - *pos > kMaxPromptDecorationBytes) return false;
-    *need_more = true;
-    return true;
-  }
-  if (end - *pos > kMaxPromptDecorationBytes) return false;
-  for (size_t i = *pos + 1; i < end; ++i) {
+  // Letters only up to `close`: anything else (a newline included) means this line is not a
+  // prompt, whether or not more bytes are due, so that the verdict never depends on how the
+  // bytes were split.
+  for (size_t i = *pos + 1; i < text.size(); ++i) {
+    if (i - *pos > kMaxPromptDecorationBytes) return false;
     char c = text[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-    if (!ok) return false;
+    if (c == close) {
+      *pos = i + 1;
+      return true;
+    }
+    bool letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!letter) return false;
   }
-  *pos = end + 1;
+  *need_more = true;
   return true;
 }
 }  // namespace

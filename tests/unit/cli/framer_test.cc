@@ -177,6 +177,20 @@ TEST(PromptFramerTest, PromptTextInsideALineIsData) {
   EXPECT_THAT(texts, ElementsAre("0x55 key master> value\n\n"));
 }
 
+// Found by tests/fuzz/framer_fuzz: a data line starting like a decorated prompt (`master[`)
+// made the framer wait for the rest of that "prompt" past the end of the line, so it missed the
+// real prompt on the next line when both arrived in one read, and found it when they came apart.
+TEST(PromptFramerTest, UnfinishedDecorationAtALineEndIsData) {
+  EXPECT_EQ(MatchPrompt("master[\nmaster> "), 0u);
+  EXPECT_EQ(MatchPrompt("master(x\n"), 0u);
+  for (size_t chunk : {size_t{0}, size_t{1}, size_t{5}}) {
+    PromptFramer framer;
+    framer.Expect(0);
+    std::vector<std::string> texts = FrameAll(framer, "master[\nmaster(d\nmaster> ", chunk);
+    EXPECT_THAT(texts, ElementsAre("master[\nmaster(d\n")) << "chunk " << chunk;
+  }
+}
+
 TEST(PromptFramerTest, BytesNobodyAskedForAreAnError) {
   PromptFramer framer;
   std::vector<FramedReply> replies;
