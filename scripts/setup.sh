@@ -11,7 +11,8 @@ packages=(
   protobuf-compiler libprotobuf-dev
   haproxy curl jq socat iproute2 procps
 )
-# clang-14 and its runtime are only needed for the fuzz targets (optional).
+# clang-14 and its runtime are only needed for the fuzz targets (the `fuzz` preset).
+[[ " $* " == *" fuzz "* ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,12 @@
 //
 // Once Feed() has failed the parser is done: the connection is unusable (its framing is lost)
 // and every later Feed() returns the same error.
+//
+// The requests parsed, and whether parsing fails, do not depend on how the bytes are split
+// across Feed() calls (tests/fuzz/http_request_fuzz checks it). For a request that is both
+// malformed and over a limit, which of the two is reported can: llhttp hands over a header
+// name or value in one piece when it is whole in the buffer, so a bad byte later in it is seen
+// before its size is counted, and in pieces otherwise.
 
 #include <cstddef>
 #include <cstdint>

@@ -3,7 +3,8 @@
 // The JSON codec of the desired state (PUT/GET /v1/state), following the proto3 JSON mapping, and
 // its validation. ParseDesiredState is the only way client bytes become a DesiredState: everything
 // it returns can go into master-CLI lines without a byte that could end a command or start
-// another one (LF, CR, NUL anywhere; ';', spaces, '@', '#' in identifiers and file names). Keys,
+// another one (LF, CR, NUL anywhere; ';', spaces, '#' in identifiers and file names, '@' in
+// identifiers; a file name starts with '/', so it never starts with '@'). Keys,
 // values and patterns may still hold spaces, tabs, ';' and backslashes: the command builder
 // escapes them (cli::EscapeWord).
 
