@@ -47,7 +47,6 @@ class WatchHub {
   void Sweep();
   void OnTick();
 
-  uv_loop_t* loop_;
   std::function<model::WorkersReport()> snapshot_;
   std::function<absl::Time()> wall_clock_;
   std::vector<std::unique_ptr<Stream>> streams_;
