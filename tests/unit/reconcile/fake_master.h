@@ -1,0 +1,161 @@
+#pragma once
+
+// FakeMaster: a small HAProxy 2.6 behind a master CLI unix socket, served on the test's own uv
+// loop, for tests of the reconciler (and whatever else talks to the master through MasterClient).
+//
+// Ownership and threading: owns its listener and every accepted connection; loop thread only.
+//
+// It models a master pid, its reload counter, and workers (pid, current or leaving, frozen), each
+// with backends → servers (address, port, admin state, weight) and maps (entries plus the
+// prepare/add/commit versions). Replies use the byte formats recorded from 2.6.12 in
+// tests/fixtures/haproxy-2.6 (loaded from there where a fixture exists), in prompt mode:
+//   - every reply ends with its blank line and then `master> ` once `prompt` was sent;
+//   - a payload (`… <<`) gets a `+ ` prompt after its command line and after each payload line;
+//   - `@!<unknown pid> …` gets `Can't find the target PID matching the prefix '@!<pid>'` and, as
+//     on 2.6 (reference §4.2), the connection is closed, dropping the commands behind it;
+//   - a frozen worker (a leaving worker after its soft-stop, reference §6) answers every
+//     server-changing command with `Proxy is disabled.` and still runs map commands;
+//   - Reload() closes every client connection, as the real master does (reference §5).
+// Every command sent to a worker is recorded in that worker's `received`, in arrival order.
+
+#include <uv.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "agent/uv/listener.h"
+#include "agent/uv/stream.h"
+
+namespace hawk::reconcile::fake {
+
+// A recorded 2.6.12 reply from tests/fixtures/haproxy-2.6, verbatim (blank line included); fails
+// the current test when the file cannot be read.
+std::string Fixture(absl::string_view name);
+
+enum class FakeServerState { kReady, kDrain, kMaint };
+
+struct FakeServer {
+  int id = 0;
+  std::string address;
+  int port = 0;
+  FakeServerState state = FakeServerState::kReady;
+  int weight = 1;          // srv_uweight: what `set server … weight` changes
+  int initial_weight = 1;  // srv_iweight: from the configuration
+};
+
+struct FakeBackend {
+  int id = 0;
+  std::map<std::string, FakeServer> servers;  // by name
+};
+
+struct FakeMapEntry {
+  std::string key;
+  std::string value;
+  friend bool operator==(const FakeMapEntry&, const FakeMapEntry&) = default;
+};
+
+struct FakeMap {
+  int id = 0;
+  std::vector<FakeMapEntry> entries;  // the committed (current) version
+  int64_t curr_ver = 0;
+  int64_t next_ver = 0;
+  std::map<int64_t, std::vector<FakeMapEntry>> prepared;  // `prepare map` versions not committed
+};
+
+// A worker's runtime state; a new worker starts with the configuration's.
+struct FakeRuntime {
+  std::map<std::string, FakeBackend> backends;  // by name
+  std::map<std::string, FakeMap> maps;          // by file name, as `show map` lists them
+};
+
+// One command as the worker received it: the line without its `@!<pid> ` prefix, and the payload
+// lines when it had one.
+struct ReceivedCommand {
+  std::string line;
+  std::vector<std::string> payload;
+};
+
+struct FakeWorker {
+  int pid = 0;
+  int reloads = 0;
+  bool stopping = false;  // `Stopping: 1`, listed under `# old workers`
+  bool frozen = false;    // its proxies are stopped: server commands answer `Proxy is disabled.`
+  FakeRuntime runtime;
+  std::string sessions;  // the `show sess` reply (blank line included)
+  std::vector<ReceivedCommand> received;
+};
+
+class FakeMaster {
+ public:
+  // Consulted before a worker runs a command: true closes the connection instead (the command
+  // does not run and gets no reply), like a reload landing in the middle of a batch.
+  using CutHook = std::function<bool(int pid, const ReceivedCommand& command)>;
+
+  FakeMaster(uv_loop_t* loop, std::string socket_path, int master_pid, FakeRuntime config);
+  ~FakeMaster();
+  FakeMaster(const FakeMaster&) = delete;
+  FakeMaster& operator=(const FakeMaster&) = delete;
+
+  // Binds the socket; fails the current test on error.
+  void Listen();
+
+  // A worker started from the configuration, without a reload (present when hawk starts).
+  FakeWorker& AddWorker(int pid);
+  // A reload: every worker becomes leaving and counts one more reload, `new_pid` starts from the
+  // configuration, the master counts the reload, and every client connection is closed.
+  FakeWorker& Reload(int new_pid);
+  // The worker exits (its last connection ended): the master no longer routes to it.
+  void RemoveWorker(int pid) { workers_.erase(pid); }
+  void CloseAllConnections();
+  void set_cut_hook(CutHook hook) { cut_hook_ = std::move(hook); }
+
+  // Null once the worker has exited (RemoveWorker): keep what a test needs from it before.
+  FakeWorker* worker(int pid);
+  // `@!<pid>` prefixes the master could not route (unknown or exited pids), with their command.
+  const std::vector<std::string>& unrouted_lines() const { return unrouted_lines_; }
+  // Lines without an `@!` prefix (`prompt`, `show proc`).
+  const std::vector<std::string>& master_lines() const { return master_lines_; }
+  // Connections closed by the cut hook.
+  int cuts() const { return cuts_; }
+  int accepted() const { return accepted_; }
+
+ private:
+  struct Conn;
+
+  void Accept(std::unique_ptr<uv::Stream> stream);
+  void OnData(Conn* conn, absl::string_view bytes);
+  void RunLine(Conn* conn, const std::string& line, std::vector<std::string> payload);
+  void Reply(Conn* conn, const std::string& text);
+  void Close(Conn* conn);
+
+  std::string ShowProc() const;
+  std::string MasterUnknownCommand() const;
+  std::string Execute(FakeWorker* worker, const ReceivedCommand& command);
+  std::string ShowInfo(const FakeWorker& worker) const;
+  std::string ShowServersState(const FakeWorker& worker, const std::string& backend) const;
+  std::string ShowMap(const FakeWorker& worker, const std::string& name) const;
+  std::string SetServer(FakeWorker* worker, const std::vector<std::string>& args);
+  std::string MapCommand(FakeWorker* worker, const std::vector<std::string>& args,
+                         const std::vector<std::string>& payload);
+
+  uv_loop_t* loop_;
+  std::string path_;
+  int master_pid_;
+  int master_reloads_ = 0;
+  FakeRuntime config_;
+  std::map<int, FakeWorker> workers_;  // by pid
+  std::unique_ptr<uv::Listener> listener_;
+  std::vector<std::unique_ptr<Conn>> conns_;  // closed ones included, freed with the fake
+  CutHook cut_hook_;
+  std::vector<std::string> master_lines_;
+  std::vector<std::string> unrouted_lines_;
+  int cuts_ = 0;
+  int accepted_ = 0;
+};
+
+}  // namespace hawk::reconcile::fake
