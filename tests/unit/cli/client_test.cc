@@ -19,6 +19,7 @@
 #include "agent/uv/loop.h"
 #include "agent/uv/timer.h"
 #include "gtest/gtest.h"
+#include "tests/support/run_loop_until.h"
 
 namespace hawk::cli {
 namespace {
@@ -153,12 +154,8 @@ class MasterClientTest : public ::testing::Test {
   }
   // Runs the loop until `done` or a 5 s safety deadline.
   void RunUntil(const std::function<bool()>& done) {
-    uv::Timer guard(loop_.get());
-    bool expired = false;
-    guard.Start(5000, 0, [&] { expired = true; });
-    while (!done() && !expired) uv_run(loop_.get(), UV_RUN_ONCE);
-    guard.Stop();
-    ASSERT_FALSE(expired) << "condition not reached within 5 s";
+    ASSERT_TRUE(hawk::testing::RunLoopUntil(loop_.get(), done))
+        << "condition not reached within 5 s";
   }
   std::vector<CommandResult> RunBatch(std::vector<Command> commands,
                                       absl::Duration timeout = absl::ZeroDuration()) {

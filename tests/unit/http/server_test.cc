@@ -25,6 +25,7 @@
 #include "agent/uv/timer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/run_loop_until.h"
 
 namespace hawk::http {
 namespace {
@@ -173,13 +174,8 @@ class ServerTest : public ::testing::Test {
     server_ = *std::move(server);
   }
 
-  // Polls the loop until `done` or the deadline. A guard timer keeps uv_run from blocking.
   bool RunUntil(const std::function<bool()>& done, uint64_t timeout_ms = 5000) {
-    uv::Timer guard(loop_.get());
-    bool expired = false;
-    guard.Start(timeout_ms, 0, [&] { expired = true; });
-    while (!done() && !expired) uv_run(loop_.get(), UV_RUN_ONCE);
-    return done();
+    return hawk::testing::RunLoopUntil(loop_.get(), done, timeout_ms);
   }
 
   Client* Connect(bool read = true) {
