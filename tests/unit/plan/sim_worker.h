@@ -159,12 +159,35 @@ class SimWorker {
     std::vector<std::string> args = SplitCliWords(command.line.substr(prefix.size()));
     args.resize(std::max<size_t>(args.size(), 8));  // HAProxy fills unused slots with ""
     if (args[0] == "set" && args[1] == "server") return SetServer(args);
+    if (args[0] == "set" && args[1] == "weight") {
+      // `set weight <b>/<s> <w>` is `set server <b>/<s> weight <w>` (src/server.c).
+      return SetServer({"set", "server", args[2], "weight", args[3], "", "", ""});
+    }
     if (args[0] == "prepare" && (args[1] == "map" || args[1] == "acl")) return Prepare(args);
     if (args[0] == "add" && (args[1] == "map" || args[1] == "acl")) {
       return Add(args, command.payload);
     }
     if (args[0] == "commit" && (args[1] == "map" || args[1] == "acl")) return Commit(args);
     return "Unknown command.";
+  }
+
+  // The whole reply as the worker's CLI writes it, for a fake that serves bytes: the listing for
+  // `show servers state <backend>`, `show map <name>` and `show acl <name>`; otherwise what
+  // Execute answers, with its LF and the blank line that ends every reply ("\n" alone for a
+  // silent success).
+  std::string Answer(const cli::Command& command) {
+    std::string prefix = absl::StrCat("@!", pid_, " ");
+    if (absl::StartsWith(command.line, prefix)) {
+      std::vector<std::string> args = SplitCliWords(command.line.substr(prefix.size()));
+      args.resize(std::max<size_t>(args.size(), 4));
+      if (args[0] == "show" && args[1] == "servers" && args[2] == "state") {
+        return ShowServersState(args[3]);
+      }
+      if (args[0] == "show" && args[1] == "map") return ShowMap(args[2]);
+      if (args[0] == "show" && args[1] == "acl") return ShowAcl(args[2]);
+    }
+    std::string reply = Execute(command);
+    return reply.empty() ? "\n" : absl::StrCat(reply, "\n\n");
   }
 
   std::string ShowServersState(const std::string& backend) const {
@@ -195,6 +218,14 @@ class SimWorker {
 
   std::string ShowMap(const std::string& name) const { return Show(maps_, name, true); }
   std::string ShowAcl(const std::string& name) const { return Show(acls_, name, false); }
+
+  // A server's runtime state; null when the worker has no such backend or server.
+  const ObservedServer* Server(const std::string& backend, const std::string& server) const {
+    auto found = backends_.find(backend);
+    if (found == backends_.end()) return nullptr;
+    auto it = found->second.find(server);
+    return it == found->second.end() ? nullptr : &it->second;
+  }
 
   // The current entries of a map, as pairs (what the payload and escaped forms really stored).
   const std::vector<SimEntry>* MapEntries(const std::string& name) const {

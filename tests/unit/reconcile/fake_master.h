@@ -5,22 +5,23 @@
 //
 // Ownership and threading: owns its listener and every accepted connection; loop thread only.
 //
-// It models a master pid, its reload counter, and workers (pid, current or leaving, frozen), each
-// with backends → servers (address, port, admin state, weight) and maps (entries plus the
-// prepare/add/commit versions). Replies use the byte formats recorded from 2.6.12 in
-// tests/fixtures/haproxy-2.6 (loaded from there where a fixture exists), in prompt mode:
+// It models a master pid, its reload counter, and workers (pid, current or leaving, `show info`,
+// `show sess`). Each worker's runtime state (backends, servers, maps, ACLs) and the commands that
+// read or change it are plan::testing::SimWorker's, started from the configuration. Replies use
+// the byte formats recorded from 2.6.12 in tests/fixtures/haproxy-2.6 (loaded from there where a
+// fixture exists), in prompt mode:
 //   - every reply ends with its blank line and then `master> ` once `prompt` was sent;
 //   - a payload (`… <<`) gets a `+ ` prompt after its command line and after each payload line;
 //   - `@!<unknown pid> …` gets `Can't find the target PID matching the prefix '@!<pid>'` and, as
 //     on 2.6 (reference §4.2), the connection is closed, dropping the commands behind it;
-//   - a frozen worker (a leaving worker after its soft-stop, reference §6) answers every
-//     server-changing command with `Proxy is disabled.` and still runs map commands;
+//   - a frozen worker (`runtime.set_frozen(true)`: a leaving worker after its soft-stop,
+//     reference §6) answers every server-changing command with `Proxy is disabled.` and still
+//     runs map commands;
 //   - Reload() closes every client connection, as the real master does (reference §5).
 // Every command sent to a worker is recorded in that worker's `received`, in arrival order.
 
 #include <uv.h>
 
-#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -28,50 +29,16 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "agent/plan/observed.h"
 #include "agent/uv/listener.h"
 #include "agent/uv/stream.h"
+#include "tests/unit/plan/sim_worker.h"
 
 namespace hawk::reconcile::fake {
 
 // A recorded 2.6.12 reply from tests/fixtures/haproxy-2.6, verbatim (blank line included); fails
 // the current test when the file cannot be read.
 std::string Fixture(absl::string_view name);
-
-enum class FakeServerState { kReady, kDrain, kMaint };
-
-struct FakeServer {
-  int id = 0;
-  std::string address;
-  int port = 0;
-  FakeServerState state = FakeServerState::kReady;
-  int weight = 1;          // srv_uweight: what `set server … weight` changes
-  int initial_weight = 1;  // srv_iweight: from the configuration
-};
-
-struct FakeBackend {
-  int id = 0;
-  std::map<std::string, FakeServer> servers;  // by name
-};
-
-struct FakeMapEntry {
-  std::string key;
-  std::string value;
-  friend bool operator==(const FakeMapEntry&, const FakeMapEntry&) = default;
-};
-
-struct FakeMap {
-  int id = 0;
-  std::vector<FakeMapEntry> entries;  // the committed (current) version
-  int64_t curr_ver = 0;
-  int64_t next_ver = 0;
-  std::map<int64_t, std::vector<FakeMapEntry>> prepared;  // `prepare map` versions not committed
-};
-
-// A worker's runtime state; a new worker starts with the configuration's.
-struct FakeRuntime {
-  std::map<std::string, FakeBackend> backends;  // by name
-  std::map<std::string, FakeMap> maps;          // by file name, as `show map` lists them
-};
 
 // One command as the worker received it: the line without its `@!<pid> ` prefix, and the payload
 // lines when it had one.
@@ -81,11 +48,15 @@ struct ReceivedCommand {
 };
 
 struct FakeWorker {
+  FakeWorker(int worker_pid, const plan::ObservedWorker& config)
+      : pid(worker_pid), runtime(config, worker_pid) {}
+
   int pid = 0;
   int reloads = 0;
   bool stopping = false;  // `Stopping: 1`, listed under `# old workers`
-  bool frozen = false;    // its proxies are stopped: server commands answer `Proxy is disabled.`
-  FakeRuntime runtime;
+  // Its backends, servers, maps and ACLs, and every command on them (`show servers state`,
+  // `show map`/`show acl`, `set server`, map and ACL transactions), as HAProxy reads them.
+  plan::testing::SimWorker runtime;
   std::string sessions;  // the `show sess` reply (blank line included)
   std::vector<ReceivedCommand> received;
 };
@@ -96,7 +67,8 @@ class FakeMaster {
   // does not run and gets no reply), like a reload landing in the middle of a batch.
   using CutHook = std::function<bool(int pid, const ReceivedCommand& command)>;
 
-  FakeMaster(uv_loop_t* loop, std::string socket_path, int master_pid, FakeRuntime config);
+  FakeMaster(uv_loop_t* loop, std::string socket_path, int master_pid,
+             const plan::ObservedWorker& config);
   ~FakeMaster();
   FakeMaster(const FakeMaster&) = delete;
   FakeMaster& operator=(const FakeMaster&) = delete;
@@ -137,17 +109,12 @@ class FakeMaster {
   std::string MasterUnknownCommand() const;
   std::string Execute(FakeWorker* worker, const ReceivedCommand& command);
   std::string ShowInfo(const FakeWorker& worker) const;
-  std::string ShowServersState(const FakeWorker& worker, const std::string& backend) const;
-  std::string ShowMap(const FakeWorker& worker, const std::string& name) const;
-  std::string SetServer(FakeWorker* worker, const std::vector<std::string>& args);
-  std::string MapCommand(FakeWorker* worker, const std::vector<std::string>& args,
-                         const std::vector<std::string>& payload);
 
   uv_loop_t* loop_;
   std::string path_;
   int master_pid_;
   int master_reloads_ = 0;
-  FakeRuntime config_;
+  plan::ObservedWorker config_;
   std::map<int, FakeWorker> workers_;  // by pid
   std::unique_ptr<uv::Listener> listener_;
   std::vector<std::unique_ptr<Conn>> conns_;  // closed ones included, freed with the fake

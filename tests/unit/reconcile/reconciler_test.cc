@@ -21,21 +21,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
 #include "agent/cli/client.h"
+#include "agent/parse/servers_state.h"
+#include "agent/plan/observed.h"
 #include "agent/plan/plan.h"
 #include "agent/registry/registry.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/timer.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/run_loop_until.h"
 #include "tests/unit/reconcile/fake_master.h"
 
 namespace hawk::model {
-// Readable gtest failures.
+// Readable gtest failures (StaleObject's is sim_worker.h's).
 void PrintTo(const Refusal& r, std::ostream* os) {
   *os << "{" << r.object << " `" << r.command << "` → \"" << r.reply << "\"}";
-}
-void PrintTo(const StaleObject& s, std::ostream* os) {
-  *os << "{" << s.object << " " << s.field << ": " << s.reason << "}";
 }
 }  // namespace hawk::model
 
@@ -54,15 +54,12 @@ constexpr int kSecondPid = 26396;  // started by a reload
 constexpr char kHostsMap[] = "/etc/haproxy/hosts.map";
 
 // What every worker starts with: the configuration file, older than the desired state.
-fake::FakeRuntime ConfigFile() {
-  fake::FakeRuntime config;
-  fake::FakeBackend& app = config.backends["be_app"];
-  app.id = 3;
-  app.servers["web1"] = {1, "127.0.0.1", 22001, fake::FakeServerState::kReady, 1, 1};
-  app.servers["web2"] = {2, "127.0.0.1", 22002, fake::FakeServerState::kReady, 1, 1};
-  fake::FakeMap& hosts = config.maps[kHostsMap];
-  hosts.id = 4;
-  hosts.entries = {{"a.example.com", "be_app"}, {"b.example.com", "be_other"}};
+plan::ObservedWorker ConfigFile() {
+  plan::ObservedWorker config;
+  plan::ObservedBackend& app = config.backends["be_app"];
+  app.servers["web1"] = {"127.0.0.1", 22001, 0, parse::kOpRunning, 1, ""};
+  app.servers["web2"] = {"127.0.0.1", 22002, 0, parse::kOpRunning, 1, ""};
+  config.maps[kHostsMap].lines = {"a.example.com be_app", "b.example.com be_other"};
   return config;
 }
 
@@ -86,34 +83,24 @@ model::DesiredState Desired(std::string version, int web1_weight, std::string ex
   return desired;
 }
 
-fake::FakeServerState FakeState(model::ServerState state) {
-  switch (state) {
-    case model::ServerState::kReady:
-      return fake::FakeServerState::kReady;
-    case model::ServerState::kDrain:
-      return fake::FakeServerState::kDrain;
-    case model::ServerState::kMaint:
-      return fake::FakeServerState::kMaint;
-  }
-  return fake::FakeServerState::kReady;
+// The state `show servers state` reports for a server's admin bits.
+model::ServerState StateOf(const plan::ObservedServer& server) {
+  if ((server.admin_state & parse::kAdminMaintMask) != 0) return model::ServerState::kMaint;
+  if ((server.admin_state & parse::kAdminDrainMask) != 0) return model::ServerState::kDrain;
+  return model::ServerState::kReady;
 }
 
 // What the fake worker's servers hold that differs from `desired` ("" when they all match).
 std::string ServersMismatch(const FakeWorker& worker, const model::DesiredState& desired) {
   std::string out;
   for (const model::DesiredBackend& backend : desired.backends) {
-    auto be = worker.runtime.backends.find(backend.name);
-    if (be == worker.runtime.backends.end()) {
-      absl::StrAppend(&out, "no backend ", backend.name, "; ");
-      continue;
-    }
     for (const model::DesiredServer& want : backend.servers) {
-      auto it = be->second.servers.find(want.name);
-      if (it == be->second.servers.end()) {
-        absl::StrAppend(&out, "no server ", want.name, "; ");
+      const plan::ObservedServer* server = worker.runtime.Server(backend.name, want.name);
+      if (server == nullptr) {
+        absl::StrAppend(&out, "no server ", backend.name, "/", want.name, "; ");
         continue;
       }
-      const fake::FakeServer& have = it->second;
+      const plan::ObservedServer& have = *server;
       std::string where = absl::StrCat(backend.name, "/", want.name, " ");
       if (have.address != want.address) {
         absl::StrAppend(&out, where, "address ", have.address, "; ");
@@ -121,11 +108,11 @@ std::string ServersMismatch(const FakeWorker& worker, const model::DesiredState&
       if (want.port && have.port != *want.port) {
         absl::StrAppend(&out, where, "port ", have.port, "; ");
       }
-      if (want.weight && have.weight != *want.weight) {
-        absl::StrAppend(&out, where, "weight ", have.weight, "; ");
+      if (want.weight && have.user_weight != *want.weight) {
+        absl::StrAppend(&out, where, "weight ", have.user_weight, "; ");
       }
-      if (want.state && have.state != FakeState(*want.state)) {
-        absl::StrAppend(&out, where, "state ", static_cast<int>(have.state), "; ");
+      if (want.state && StateOf(have) != *want.state) {
+        absl::StrAppend(&out, where, "state ", model::ServerStateName(StateOf(have)), "; ");
       }
     }
   }
@@ -135,9 +122,9 @@ std::string ServersMismatch(const FakeWorker& worker, const model::DesiredState&
 // The fake worker's map content as sorted "key value" lines.
 std::vector<std::string> MapLines(const FakeWorker& worker, const std::string& name) {
   std::vector<std::string> lines;
-  auto it = worker.runtime.maps.find(name);
-  if (it == worker.runtime.maps.end()) return {"<no such map>"};
-  for (const fake::FakeMapEntry& e : it->second.entries) lines.push_back(e.key + " " + e.value);
+  const std::vector<plan::testing::SimEntry>* entries = worker.runtime.MapEntries(name);
+  if (entries == nullptr) return {"<no such map>"};
+  for (const plan::testing::SimEntry& e : *entries) lines.push_back(e.key + " " + e.value);
   std::sort(lines.begin(), lines.end());
   return lines;
 }
@@ -225,12 +212,8 @@ class ReconcilerTest : public ::testing::Test {
 
   // Runs the loop until `done` or a 5 s safety deadline.
   void RunUntil(const std::function<bool()>& done) {
-    uv::Timer guard(loop_.get());
-    bool expired = false;
-    guard.Start(5000, 0, [&] { expired = true; });
-    while (!done() && !expired) uv_run(loop_.get(), UV_RUN_ONCE);
-    guard.Stop();
-    ASSERT_FALSE(expired) << "condition not reached within 5 s";
+    ASSERT_TRUE(hawk::testing::RunLoopUntil(loop_.get(), done))
+        << "condition not reached within 5 s";
   }
 
   // WaitForPush with a deadline (1 h) that never passes here: the outcome must come from every
@@ -318,7 +301,7 @@ TEST_F(ReconcilerTest, FrozenLeavingWorkerKeepsGettingMapsButNoMoreServerCommand
   FakeWorker& leaving = master_->AddWorker(kFirstPid);
   leaving.stopping = true;
   leaving.reloads = 1;
-  leaving.frozen = true;
+  leaving.runtime.set_frozen(true);
   leaving.sessions = fake::Fixture("old_worker_show_sess.txt");  // one stream on be_app/web1
   master_->AddWorker(kSecondPid);
   StartHawk();
@@ -342,7 +325,8 @@ TEST_F(ReconcilerTest, FrozenLeavingWorkerKeepsGettingMapsButNoMoreServerCommand
                              Field(&model::StaleObject::field, "address"),
                              Field(&model::StaleObject::reason, plan::kFrozenReason))));
   EXPECT_EQ(MapLines(leaving, kHostsMap), DesiredMapLines(first));
-  EXPECT_EQ(leaving.runtime.backends.at("be_app").servers.at("web1").address, "127.0.0.1");
+  ASSERT_NE(leaving.runtime.Server("be_app", "web1"), nullptr);
+  EXPECT_EQ(leaving.runtime.Server("be_app", "web1")->address, "127.0.0.1");
 
   // The report marks it frozen, lists the stale server and counts the stream still using it.
   RunUntil([&] {
