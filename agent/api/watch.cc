@@ -24,9 +24,7 @@ std::string ReportChangeKey(const model::WorkersReport& report) {
 
 WatchHub::WatchHub(uv_loop_t* loop, std::function<model::WorkersReport()> snapshot,
                    std::function<absl::Time()> wall_clock)
-    : snapshot_(std::move(snapshot)),
-      wall_clock_(std::move(wall_clock)),
-      tick_(loop) {}
+    : snapshot_(std::move(snapshot)), wall_clock_(std::move(wall_clock)), tick_(loop) {}
 
 WatchHub::~WatchHub() {
   for (auto& s : streams_) s->responder.EndStream();
