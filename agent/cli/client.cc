@@ -47,6 +47,7 @@ struct MasterClient::Connection {
   uv::Timer timer;  // handshake deadline, then the idle timer of an extra connection
 
   bool established() const { return state == State::kIdle || state == State::kBusy; }
+  bool opening() const { return state == State::kConnecting || state == State::kHandshake; }
 };
 
 MasterClient::MasterClient(uv_loop_t* loop, MasterClientOptions options)
@@ -120,9 +121,8 @@ void MasterClient::Dispatch() {
   }
   bool waiting = std::any_of(queue_.begin(), queue_.end(),
                              [](const auto& b) { return b->early_failure.ok(); });
-  bool opening = std::any_of(connections_.begin(), connections_.end(), [](const auto& c) {
-    return c->state == Connection::State::kConnecting || c->state == Connection::State::kHandshake;
-  });
+  bool opening = std::any_of(connections_.begin(), connections_.end(),
+                             [](const auto& c) { return c->opening(); });
   int count = static_cast<int>(connections_.size());
   // Keep one connection open at all times (a reload closes it: that is how hawk notices), and
   // open a second only while work is waiting.
@@ -181,10 +181,8 @@ void MasterClient::OnHandshakeSlow(Connection* conn) {
                    " (all 10 master CLI slots busy, or the master is stalled); still waiting"));
   base::LogWarn(last_error_.message());
   bool another_opening =
-      std::any_of(connections_.begin(), connections_.end(), [conn](const auto& c) {
-        return c.get() != conn && (c->state == Connection::State::kConnecting ||
-                                   c->state == Connection::State::kHandshake);
-      });
+      std::any_of(connections_.begin(), connections_.end(),
+                  [conn](const auto& c) { return c.get() != conn && c->opening(); });
   if (!another_opening) OpenConnection();  // no-op at the connection cap
   absl::Duration rest = options_.handshake_give_up_after - options_.handshake_report_after;
   conn->timer.Start(ToMs(std::max(rest, absl::ZeroDuration())), 0, [this, conn] {
