@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Runs every test: installs what is missing, builds the plain and the ASan+UBSan builds, runs
-# the unit, contract and integration suites in both, and checks formatting.
+# Runs every test: installs what is missing, prepares the HAProxy versions (Debian 12's 2.6, and
+# 3.0, 3.2 and 3.4 from Debian's newer suites: scripts/haproxy-versions.sh), builds the plain and
+# the ASan+UBSan builds, runs the unit, contract, integration and e2e suites (the plain build on
+# every HAProxy version, the ASan build on 2.6), and checks formatting.
 #   scripts/test.sh            everything
 #   HAWK_SKIP_ASAN=1 scripts/test.sh   plain build only (quicker, local use)
 set -euo pipefail
@@ -8,6 +10,8 @@ cd "$(dirname "$0")/.."
 
 presets=(default)
 [[ "${HAWK_SKIP_ASAN:-0}" == 1 ]] || presets+=(asan)
+# First: the build reads the versions' manifest to register one run per version.
+scripts/haproxy-versions.sh
 scripts/setup.sh "${presets[@]}"
 
 for preset in "${presets[@]}"; do

@@ -20,14 +20,17 @@ int NewCurrentWorker(const ReloadBaseline& baseline, const model::WorkersReport&
 ReloadJudgement JudgeReload(const ReloadBaseline& baseline, const parse::ReloadReply& reply,
                             const model::WorkersReport& report) {
   ReloadJudgement judgement;
+  const model::MasterReport& master = report.master;
   if (reply.status == parse::ReloadStatus::kFailure) {
+    // Decided, but given once the report shows the attempt, so that the answer and
+    // GET /v1/workers (failedReloads, the worker still serving) agree.
+    bool same_master =
+        master.pid == 0 || baseline.master_pid == 0 || master.pid == baseline.master_pid;
+    if (same_master && master.reloads <= baseline.master_reloads) return judgement;
     judgement.verdict = Verdict::kFailed;
-    judgement.reason =
-        "HAProxy answered Success=0: the new configuration did not load; the "
-        "previous worker keeps serving";
+    judgement.reason = kSuccessZeroReason;
     return judgement;
   }
-  const model::MasterReport& master = report.master;
   if (master.pid != 0 && baseline.master_pid != 0 && master.pid != baseline.master_pid) {
     judgement.verdict = Verdict::kFailed;
     judgement.reason = absl::StrCat("the HAProxy master changed (pid ", baseline.master_pid, " -> ",

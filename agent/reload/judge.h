@@ -11,7 +11,9 @@
 //   - success needs a CURRENT worker that was not there before (on 3.1+ the new worker is listed
 //     while it still parses its configuration and is STARTING until it answers: still pending).
 //
-// On 2.7+ the reply's `Success=0|1` line decides first; the report then only names the new pid.
+// On 2.7+ the reply's `Success=0|1` line decides first; the report then only names the new pid,
+// and, for Success=0, must show the attempt (the counter moved) before the verdict is given, so
+// that the answer never disagrees with the worker report read right after it.
 
 #include <string>
 
@@ -39,6 +41,10 @@ struct ReloadJudgement {
   int new_worker_pid = 0;  // kSucceeded
   std::string reason;      // kFailed: why, for the operator
 };
+
+inline constexpr char kSuccessZeroReason[] =
+    "HAProxy answered Success=0: the new configuration did not load; the previous worker keeps "
+    "serving";
 
 // `reply` is the parsed answer to `reload` (kNoStatus on 2.6). `report` is a worker report
 // polled after the reply.

@@ -355,6 +355,11 @@ void Reloader::SendReloadNow() {
   if (round_->reload_sent_ms == 0) {
     round_->reload_sent_ms = MonotonicMs();
     deadline_.Start(ToMs(options_.reload_timeout), 0, [this] {
+      if (round_->reply.status == parse::ReloadStatus::kFailure) {
+        // HAProxy said so; only the report never caught up (the master unreachable since).
+        Finish(ReloadResult::kFailed, absl::FailedPreconditionError(kSuccessZeroReason));
+        return;
+      }
       Finish(ReloadResult::kTimedOut,
              absl::DeadlineExceededError(
                  absl::StrCat("no verdict within ", ToMs(options_.reload_timeout),
@@ -417,10 +422,6 @@ void Reloader::OnReloadReply(std::vector<cli::CommandResult> results) {
   // 2.6 answers nothing, and a connection cut before the reply leaves it open whether the reload
   // ran: either way the reports decide.
   round_->awaiting = true;
-  if (round_->reply.status == parse::ReloadStatus::kFailure) {
-    Judge(registry_->report());
-    return;
-  }
   registry_->RefreshNow();
 }
 

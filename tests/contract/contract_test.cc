@@ -213,7 +213,7 @@ TEST_F(ContractTest, ReloadResponsesAndHistory) {
   ASSERT_TRUE(haproxy_->Start());
   HawkProcess hawk(dir_, haproxy_->master_socket(),
                    {"--haproxy-config", haproxy_->config_path(), "--haproxy-binary",
-                    HaproxyProcess::kDefaultBinary});
+                    HaproxyProcess::DefaultBinary()});
   ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
   ASSERT_TRUE(WaitUntil([&] { return hawk.Get("/readyz").status == 200; }, seconds(5)));
 

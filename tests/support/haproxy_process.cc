@@ -9,6 +9,8 @@
 #endif
 
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "tests/support/wait_until.h"
@@ -38,6 +40,11 @@ bool Gone(pid_t pid) {
 }
 
 }  // namespace
+
+std::string HaproxyProcess::DefaultBinary() {
+  const char* env = std::getenv("HAWK_HAPROXY_BINARY");
+  return env != nullptr && *env != '\0' ? env : "/usr/sbin/haproxy";
+}
 
 HaproxyProcess::HaproxyProcess(const TempDir& dir, std::string config, std::string binary)
     : binary_(std::move(binary)),
@@ -73,14 +80,14 @@ Result HaproxyProcess::Start(milliseconds deadline) {
           exited = true;
           return true;
         }
-        auto list = ShowProc(milliseconds(500), &last_error);
-        if (list && list->workers.empty()) last_error = "show proc lists no worker yet";
-        return list.has_value() && !list->workers.empty();
+        pid_t serving = CurrentWorkerPid(milliseconds(500), &last_error);
+        if (serving <= 0 && last_error.empty()) last_error = "no worker serves yet";
+        return serving > 0;
       },
       deadline, milliseconds(10));
   if (ready && !exited) return Result::Ok();
   std::string message = exited ? "haproxy exited during start (" + process_->DescribeExit() + ")"
-                               : "haproxy did not list a worker within " +
+                               : "haproxy had no serving worker within " +
                                      std::to_string(deadline.count()) + " ms (" + last_error + ")";
   Stop();
   return Result::Error(message + "\n--- " + log_path_ + " ---\n" + LogTail());
@@ -120,29 +127,55 @@ pid_t HaproxyProcess::WaitForNewWorker(pid_t old_worker_pid, milliseconds deadli
   pid_t found = -1;
   WaitUntil(
       [&] {
-        auto list = ShowProc(milliseconds(500));
-        if (!list) return false;
-        for (int pid : list->workers) {
-          if (pid != old_worker_pid) {
-            found = pid;
-            return true;
-          }
-        }
-        return false;
+        pid_t serving = CurrentWorkerPid(milliseconds(500));
+        if (serving <= 0 || serving == old_worker_pid) return false;
+        found = serving;
+        return true;
       },
       deadline, milliseconds(10));
   return found;
+}
+
+pid_t HaproxyProcess::CurrentWorkerPid(milliseconds timeout, std::string* error) {
+  auto list = ShowProc(timeout, error);
+  if (!list) return -1;
+  // Either section: 3.1+ lists a worker that is still parsing its configuration under
+  // `# workers` (it answers `Can't find the target PID` until it is ready), and after a failed
+  // reload 3.4 lists the worker that still serves under `# old workers`.
+  std::vector<int> pids = list->workers;
+  pids.insert(pids.end(), list->old_workers.begin(), list->old_workers.end());
+  for (int pid : pids) {
+    std::string info =
+        MasterCli::Command(master_socket_, "@!" + std::to_string(pid) + " show info", timeout);
+    if (info.find("\nPid: " + std::to_string(pid) + "\n") != std::string::npos &&
+        info.find("\nStopping: 0\n") != std::string::npos) {
+      return pid;
+    }
+  }
+  if (error != nullptr) *error = "no listed worker answers `show info` with `Stopping: 0` yet";
+  return -1;
+}
+
+HaproxyVersion HaproxyProcess::BinaryVersion(const std::string& binary) {
+  HaproxyVersion version;
+  std::string output;
+  if (FILE* pipe = ::popen((binary + " -v 2>&1").c_str(), "r")) {
+    char buffer[256];
+    while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) output += buffer;
+    ::pclose(pipe);
+  }
+  // "HAProxy version 3.4.7-1 2026/10/14 - https://haproxy.org/"
+  size_t at = output.find("version ");
+  if (at != std::string::npos) {
+    std::sscanf(output.c_str() + at, "version %d.%d", &version.major, &version.minor);
+  }
+  return version;
 }
 
 std::optional<ProcList> HaproxyProcess::ShowProc(milliseconds timeout, std::string* error) {
   auto list = MasterCli::ShowProc(master_socket_, timeout, error);
   if (list) Remember(*list);
   return list;
-}
-
-pid_t HaproxyProcess::CurrentWorkerPid(milliseconds timeout) {
-  auto list = ShowProc(timeout);
-  return list && !list->workers.empty() ? list->workers.front() : -1;
 }
 
 std::vector<pid_t> HaproxyProcess::known_worker_pids() const {

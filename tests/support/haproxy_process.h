@@ -26,12 +26,23 @@
 
 namespace hawk::testing {
 
+// `haproxy -v`'s version, for tests whose expectations follow HAProxy's own behaviour by version.
+struct HaproxyVersion {
+  int major = 0;
+  int minor = 0;
+  bool AtLeast(int want_major, int want_minor) const {
+    return major > want_major || (major == want_major && minor >= want_minor);
+  }
+};
+
 class HaproxyProcess {
  public:
-  static constexpr const char* kDefaultBinary = "/usr/sbin/haproxy";
+  // The binary the suites run against: $HAWK_HAPROXY_BINARY (CTest sets it per version, see
+  // scripts/haproxy-versions.sh), else Debian 12's /usr/sbin/haproxy.
+  static std::string DefaultBinary();
 
   // Writes nothing yet; Start() writes the config.
-  HaproxyProcess(const TempDir& dir, std::string config, std::string binary = kDefaultBinary);
+  HaproxyProcess(const TempDir& dir, std::string config, std::string binary = DefaultBinary());
   ~HaproxyProcess();  // Stop()
   HaproxyProcess(const HaproxyProcess&) = delete;
   HaproxyProcess& operator=(const HaproxyProcess&) = delete;
@@ -53,16 +64,23 @@ class HaproxyProcess {
   Result ReloadViaCli(std::chrono::milliseconds timeout = std::chrono::seconds(5));
   // SIGUSR2 to the master.
   Result ReloadViaSignal();
-  // Polls `show proc` until `# workers` lists a pid other than `old_worker_pid`; returns it, or
-  // -1 at the deadline. Connection refusals (the master re-executing) are retried.
+  // Polls until a worker other than `old_worker_pid` serves (see CurrentWorkerPid); returns it,
+  // or -1 at the deadline. Connection refusals (the master re-executing) are retried.
   pid_t WaitForNewWorker(pid_t old_worker_pid,
                          std::chrono::milliseconds deadline = std::chrono::seconds(5));
 
   // `show proc` through the master socket; remembers every pid it lists.
   std::optional<ProcList> ShowProc(std::chrono::milliseconds timeout = std::chrono::seconds(2),
                                    std::string* error = nullptr);
-  // First pid under `# workers`, or -1.
-  pid_t CurrentWorkerPid(std::chrono::milliseconds timeout = std::chrono::seconds(2));
+  // The worker that serves: listed by `show proc` (in either section) and answering its own
+  // `show info` with its pid and `Stopping: 0`. -1 when none does. On 3.1+ a worker listed
+  // while it still parses its configuration does not serve yet, and after a failed reload 3.4
+  // lists the serving worker under `# old workers`; every version agrees on `show info`.
+  pid_t CurrentWorkerPid(std::chrono::milliseconds timeout = std::chrono::seconds(2),
+                         std::string* error = nullptr);
+  // The version of this process's binary.
+  HaproxyVersion version() const { return BinaryVersion(binary_); }
+  static HaproxyVersion BinaryVersion(const std::string& binary);
   // Every worker pid seen so far (current and old).
   std::vector<pid_t> known_worker_pids() const;
 
