@@ -1,8 +1,8 @@
 // Which master-CLI framing is fast: hawk's persistent prompt-mode connection with a pipelined
-// batch, the same connection with one command in flight, and the reference's default of one
-// connection per command (connect, write, half-close, read to EOF) as the baseline. Real HAProxy
-// 2.6, the same worker, `@!<pid> get weight be_app/SRV_1` (read-only) and `set weight` (a
-// mutation).
+// batch, the same connection with one command in flight, and the robust default of one
+// connection per command (connect, write, half-close, read to EOF; EOF frames the reply on every
+// version) as the baseline. Real HAProxy 2.6, the same worker, `@!<pid> get weight
+// be_app/SRV_1` (read-only) and `set weight` (a mutation).
 //
 //   build/default/bench/cli_framing [commands]
 

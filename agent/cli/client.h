@@ -55,8 +55,8 @@ struct MasterClientOptions {
   int max_connections = 2;
   absl::Duration default_batch_timeout = absl::Seconds(5);
   // Reconnect pacing after a lost connection. The master refuses connections while it
-  // re-executes (reference §5); a short constant retry catches it the moment it is back, then
-  // the delay grows so an absent master costs little.
+  // re-executes (up to 3.0 also while the new configuration is parsed); a short constant retry
+  // catches it the moment it is back, then the delay grows so an absent master costs little.
   absl::Duration fast_retry_interval = absl::Milliseconds(5);
   absl::Duration fast_retry_window = absl::Seconds(3);
   absl::Duration max_retry_interval = absl::Milliseconds(250);
@@ -64,7 +64,7 @@ struct MasterClientOptions {
   absl::Duration extra_connection_idle = absl::Seconds(5);
   // A connection the master accepted but has not answered yet. The kernel accepts an 11th
   // connection and the master serves it, in arrival order, once one of its 10 slots frees
-  // (reference §2); a loaded machine can also delay the answer. So after
+  // (its MASTER proxy has maxconn 10); a loaded machine can also delay the answer. So after
   // `handshake_report_after` hawk reports the master unreachable but keeps its place in the
   // queue, opens a second connection beside it (in case the master lost this one), and gives a
   // connection up (and connects again) only after `handshake_give_up_after`.

@@ -78,7 +78,7 @@ absl::Status ValidateCommand(const Command& command) {
 
 std::string Serialize(const Command& command) {
   if (command.payload.empty()) return absl::StrCat(command.line, "\n");
-  // 2.6 starts a payload only when the line ends exactly with "<<" (reference §4.5).
+  // 2.6 starts a payload only when the line ends exactly with "<<".
   std::string out = absl::StrCat(command.line, " <<\n");
   for (const std::string& payload_line : command.payload) absl::StrAppend(&out, payload_line, "\n");
   out.push_back('\n');

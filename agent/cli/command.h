@@ -16,10 +16,10 @@
 namespace hawk::cli {
 
 // The master replaces a line longer than ~15,360 bytes (tune.bufsize − maxrewrite) with `help`
-// (reference §4.2); 15,000 leaves room for the `@!<pid> ` prefix.
+// and reports no error (2.6 to 3.4); 15,000 leaves room for the `@!<pid> ` prefix.
 inline constexpr size_t kMaxLineBytes = 15000;
 // 2.6 silently applies nothing past ~21 KB of payload and 3.4.0 runs the tail of a ~32 KB payload
-// as commands (reference §4.5): a command plus its payload stays within 12 KiB on every version.
+// as commands: a command plus its payload stays within 12 KiB on every version.
 inline constexpr size_t kMaxCommandWithPayloadBytes = 12 * 1024;
 
 // One command for the master CLI. `line` has no trailing LF. A non-empty `payload` is sent after
@@ -34,8 +34,8 @@ struct Command {
   static Command Master(std::string text) { return Command{std::move(text), {}, false}; }
 };
 
-// `@!<pid> <command>`: the only prefix hawk uses. `@1` is relative and may name an initialising
-// worker during a reload (reference §2, §12.2).
+// `@!<pid> <command>`: the only prefix hawk uses. `@1` is relative (the worker with the fewest
+// reloads) and, before 3.4, may name a worker still initialising during a reload.
 Command ForWorker(int pid, absl::string_view command);
 Command ForWorkerWithPayload(int pid, absl::string_view command, std::vector<std::string> payload);
 

@@ -4,7 +4,7 @@
 // Pure: no sockets, no clock.
 //
 // Why prompt mode: without it a reply ends at its first empty line, but 2.6 prints some messages
-// without their LF (no empty line follows) and master-side errors never get one (reference §4.2).
+// without their LF (no empty line follows) and master-side errors never get one, on any version.
 // In prompt mode the master writes its prompt (`master> `, `master[ReloadFailed]> `, with mode
 // flags `(xed)` on 3.x) after every command's reply, errors included on 2.8+, so a reply is
 // exactly the bytes up to the next prompt that starts a line. 2.6 closes the connection after a

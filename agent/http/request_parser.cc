@@ -219,7 +219,7 @@ absl::Status RequestParser::Feed(absl::string_view bytes, std::vector<Request>* 
     rc = llhttp_execute(&s.parser, begin, static_cast<size_t>(end - begin));
     if (rc != HPE_PAUSED_UPGRADE) break;
     // hawk speaks nothing but HTTP/1.1: an Upgrade (or CONNECT) request is handled as a plain
-    // request (RFC 9110 §7.8 lets a server ignore Upgrade) and parsing goes on as HTTP.
+    // request (RFC 9110 lets a server ignore Upgrade) and parsing goes on as HTTP.
     const char* resume_at = llhttp_get_error_pos(&s.parser);
     llhttp_resume_after_upgrade(&s.parser);
     begin = resume_at;

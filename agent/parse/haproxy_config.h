@@ -6,14 +6,14 @@
 //
 //   master-worker        (global) or `-W` on the command line: hawk needs the master CLI.
 //   grace <t>            (global) keeps a leaving worker's proxies running for <t> after a
-//                        reload, so it still accepts `set server` (reference §6.3); without it
+//                        reload, so it still accepts `set server` (seen on 2.6 and 3.4); without it
 //                        the leaving worker answers `Proxy is disabled.` at once and its servers
 //                        stay frozen.
 //   hard-stop-after <t>  (global) bounds how long a leaving worker with frozen state may serve.
 //   option idle-close-on-response  (defaults, frontend or listen) keeps idle keep-alive
 //                        connections open through the soft-stop and closes them after their
 //                        next response, instead of closing them under clients that send on them
-//                        (reference §7).
+//                        (2.6+).
 //
 // A line-level reading, not a full parser: sections start at an unindented keyword (or any line
 // whose first word is a section keyword), comments start at an unescaped '#'.

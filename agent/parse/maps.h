@@ -1,6 +1,6 @@
 #pragma once
 
-// Parsers of the map and ACL listings (reference §10):
+// Parsers of the map and ACL listings:
 //
 //   show map / show acl (the list of pattern references):
 //     # id (file) description
@@ -11,7 +11,7 @@
 //   show acl [@<ver>] <acl>:   0x55d0c1f2a010 10.0.0.0/8
 //
 // HAProxy prints entries as "%p %s %s" (map) and "%p %s" (ACL), so a map key that contains a
-// space (possible with `\ ` escapes on the command line, §4.4) cannot be told from the value:
+// space (possible with `\ ` escapes on the command line) cannot be told from the value:
 // the parser takes the first word as the key and the rest of the line as the value.
 
 #include <cstdint>

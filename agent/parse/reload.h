@@ -1,6 +1,6 @@
 #pragma once
 
-// Parser of the master's reply to `reload` / `hard-reload` (reference §5):
+// Parser of the master's reply to `reload` / `hard-reload`:
 //
 //   2.6:   nothing; the master closes the connection at once (poll `show proc` instead)
 //   2.7+:  Success=1            3.1+, while another reload runs:   Success=0

@@ -1,8 +1,8 @@
 #pragma once
 
-// Classification of reply texts. HAProxy's CLI has no status codes (reference §4.2, §12.4): a
-// mutation succeeds silently (a lone "\n"), succeeds with a known message, or answers an error
-// text. Anything else from a mutating command is an error, never a success.
+// Classification of reply texts. HAProxy's CLI has no status codes: a mutation succeeds silently
+// (a lone "\n"), succeeds with a known message, or answers an error text. Anything else from a
+// mutating command is an error, never a success.
 //
 // 3.1+ master-level `set severity-output number|string` puts `[3]: ` / `[err]: ` in front of
 // error messages and `[4]: ` / `[warning]: ` in front of warnings; the prefix is stripped before
@@ -23,14 +23,14 @@ enum class ReplyCode {
   kSuccess,           // a known success message: "IP changed from …", "port changed from …",
                       // "no need to change …", "nothing changed", "New server registered.",
                       // "Server deleted.", "Done.", "New version created: N"
-  kProxyDisabled,     // "Proxy is disabled.": server commands on a leaving worker (§6.1)
+  kProxyDisabled,     // "Proxy is disabled.": server commands on a leaving worker
   kNoSuchServer,      // "No such server."
   kNoSuchBackend,     // "No such backend."
   kUnknownMap,        // "Unknown map identifier. Please use #<id> or <file>."
   kUnknownAcl,        // "Unknown ACL identifier. Please use #<id> or <file>."
   kUnknownCommand,    // "Unknown command…" or a bare help listing ("The following commands are
                       // valid at this level:"), which is also how the master answers a line
-                      // longer than ~15 KB (§4.2)
+                      // longer than ~15 KB
   kTargetNotFound,    // master: "Can't find the target PID matching the prefix '…'"
   kCantConnect,       // master: "Can't connect to the target CLI!"
   kPermissionDenied,  // master "Permission denied!" or worker "Permission denied"
@@ -56,10 +56,11 @@ struct ClassifiedReply {
 // first line. Never fails: unknown text is kOtherError.
 ClassifiedReply ClassifyMutationReply(absl::string_view reply);
 
-// The three errors the master produces itself (§4.2). They are never followed by a blank line,
-// and on 2.8+ the master throws away the commands buffered after them. Matches only when the
-// whole reply (trailing newlines aside) is one of them, so a worker reply cannot be mistaken for
-// one: kTargetNotFound, kCantConnect or kPermissionDenied, else nullopt.
+// The three errors the master produces itself. They are never followed by a blank line; 2.6
+// then closes the connection, 2.8+ keeps it open but throws away the commands buffered after
+// them. Matches only when the whole reply (trailing newlines aside) is one of them, so a worker
+// reply cannot be mistaken for one: kTargetNotFound, kCantConnect or kPermissionDenied, else
+// nullopt.
 absl::optional<ReplyCode> ClassifyMasterError(absl::string_view reply);
 bool IsMasterError(absl::string_view reply);
 

@@ -1,6 +1,7 @@
 #pragma once
 
-// `show servers state [<backend>]` and the server-state-file format (reference §8, §11):
+// `show servers state [<backend>]` and the server-state-file format, which is the same text
+// (HAProxy never writes the file; it is this output, saved):
 //
 //   1
 //   # be_id be_name srv_id srv_name srv_addr srv_op_state srv_admin_state srv_uweight …

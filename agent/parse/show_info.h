@@ -2,7 +2,8 @@
 
 // Parser of a worker's `show info`: one `Key: value` line per field (keys may hold spaces:
 // `Unstoppable Jobs`, `Build info`). The fields hawk relies on are typed; every line is also kept
-// in `fields`. `Stopping: 0|1` is what tells the current worker from leaving ones (§3.3).
+// in `fields`. `Stopping: 0|1` is what tells the current worker from leaving ones on every
+// version (a worker in its `grace` period already says 1).
 
 #include <cstdint>
 #include <string>

@@ -1,6 +1,6 @@
 #pragma once
 
-// Parser of the master's `show proc` (reference §3.1):
+// Parser of the master's `show proc`:
 //
 //   #<PID>          <type>          <reloads>       <uptime>        <version>
 //   9565            master          10 [failed: 0]  0d00h01m52s     2.6.12-1+deb12u4
@@ -18,7 +18,7 @@
 //
 // This reports where each row was listed, nothing more. Which worker is current is decided from
 // each worker's `show info` (Stopping:), never from the section: after a failed reload 3.4 lists
-// the still-serving worker under `# old workers` and leaves `# workers` empty (§3.2).
+// the still-serving worker under `# old workers` and leaves `# workers` empty.
 
 #include <cstdint>
 #include <string>

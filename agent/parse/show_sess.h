@@ -6,9 +6,9 @@
 //     calls=3 … rq[f=49c40000h,i=0,…] rp[…] scf=[8,80h,fd=15] scb=[…] exp=28s rc=0 c_exp=
 //
 // The pointer is what `shutdown session <id>` takes, which is how hawk ends the streams that
-// keep a leaving worker alive (§6.2). The CLI's own stream (`fe=GLOBAL`, the `show sess` itself)
-// is always listed; `is_cli()` finds it. The bracketed tokens changed between 2.6 and 3.x, so
-// everything but the first few fields is kept as text.
+// keep a leaving worker alive (it exits once its last one ends). The CLI's own stream
+// (`fe=GLOBAL`, the `show sess` itself) is always listed; `is_cli()` finds it. The bracketed
+// tokens changed between 2.6 and 3.x, so everything but the first few fields is kept as text.
 
 #include <cstdint>
 #include <string>

@@ -1,7 +1,8 @@
 #pragma once
 
 // Parser of `show version` (master or worker): one line such as "2.6.12-1+deb12u4",
-// "3.4.0-64a335366" or "3.5-dev5". hawk gates features on it (reference §12.8).
+// "3.4.0-64a335366" or "3.5-dev5". hawk gates features on it (`hard-reload` exists from 2.9,
+// `wait … srv-removable` from 3.0, `@@` from 3.2).
 
 #include <string>
 

@@ -1,18 +1,20 @@
 #pragma once
 
-// Actions (plan.h) → master-CLI commands for one worker, `@!<pid> …` (reference §2, §4.4, §4.5,
-// §10). Pure. Every command returned passes cli::ValidateCommand.
+// Actions (plan.h) → master-CLI commands for one worker, `@!<pid> …` (which reaches the current
+// worker and leaving ones alike). Pure. Every command returned passes cli::ValidateCommand.
 //
-// Escaping (reference §4.4): the worker splits a line into words on unescaped spaces and tabs
-// and then drops every backslash that escapes a byte (`\x` → x, `\\` → \). Words go through
-// cli::EscapeWord (space, tab, ';', '\' escaped) and, on top, every '<' is escaped: 2.6 starts
-// a payload when a line merely ends with "<<" (`add map m k a<<` hangs waiting for one, seen on
-// 2.6.12) and 2.9+ when its last word starts with "<<", so no word may show a bare "<<".
+// Escaping: the master passes escapes through unchanged; the worker splits a line into words on
+// unescaped spaces and tabs and then drops every backslash that escapes a byte (`\x` → x,
+// `\\` → \). Words go through cli::EscapeWord (space, tab, ';', '\' escaped) and, on top, every
+// '<' is escaped: 2.6 starts a payload when a line merely ends with "<<" (`add map m k a<<` hangs
+// waiting for one, seen on 2.6.12) and 2.9+ when its last word starts with "<<", so no word may
+// show a bare "<<".
 //
-// Map transactions (§10): `prepare map <name>` answers "New version created: N"; then
-// TransactionCommands adds the entries to version N and commits it. A fresh version is empty, so
-// no `clear map @N`. Entries go in `add map @N <name> <<` payloads when they are payload-safe,
-// else one by one as `add map @N <name> <key> <value>` with escaped words:
+// Map transactions (2.4+; each worker numbers its own versions): `prepare map <name>` answers
+// "New version created: N"; then TransactionCommands adds the entries to version N and commits
+// it. A fresh version is empty, so no `clear map @N`. Entries go in `add map @N <name> <<`
+// payloads when they are payload-safe, else one by one as `add map @N <name> <key> <value>` with
+// escaped words:
 //   - A payload line is never unescaped. HAProxy's payload parser (src/map.c
 //     cli_parse_add_map) takes the key up to the first space or tab, skips one separator and
 //     then every space and tab, and takes the rest of the line as the value. So a key is
@@ -22,8 +24,8 @@
 //     empty).
 //   - Each payload command stays within cli::kMaxCommandWithPayloadBytes (12 KiB, prefix, " <<",
 //     every LF and the final empty line included): 2.6 silently applies nothing past ~21 KB and
-//     3.4.0 runs the tail of a ~32 KB payload as commands (§4.5). Entries are sent in the order
-//     of Action::entries; an escaped entry closes the payload before it.
+//     3.4.0 runs the tail of a ~32 KB payload as commands. Entries are sent in the order of
+//     Action::entries; an escaped entry closes the payload before it.
 //   - An entry whose payload line would not fit in 12 KiB is sent escaped, as a single line of
 //     at most cli::kMaxLineBytes; longer than that, TransactionCommands fails.
 // ACLs get no payload: `add acl` refuses one ("'add acl' expects two parameters: ACL identifier

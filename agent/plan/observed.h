@@ -1,8 +1,8 @@
 #pragma once
 
 // What one worker holds of the objects hawk manages, as observed through `show servers state
-// <be>`, `show map <name>` and `show acl <name>` on that worker (reference §10, §11). Plain data
-// built from the parsers' output; the planner (plan.h) compares it with the desired state.
+// <be>`, `show map <name>` and `show acl <name>` on that worker. Plain data built from the
+// parsers' output; the planner (plan.h) compares it with the desired state.
 
 #include <string>
 #include <vector>
@@ -75,9 +75,9 @@ ObservedAcl FromAclEntries(const std::vector<parse::AclEntry>& entries);
 
 // Whole replies, classified. Each returns the observed object, `present = false` when the worker
 // says it has no such object, or an error when the reply says nothing about the object:
-//   - a master error (reference §4.2): NotFound for "Can't find the target PID…" (the worker is
-//     gone), Unavailable for "Can't connect to the target CLI!", PermissionDenied for
-//     "Permission denied";
+//   - a master error (written by the master itself, not the worker): NotFound for "Can't find
+//     the target PID…" (the worker is gone), Unavailable for "Can't connect to the target CLI!",
+//     PermissionDenied for "Permission denied";
 //   - FailedPrecondition for an "Unknown command…" / help listing (too long a line, too low a
 //     level);
 //   - InvalidArgument for a reply that starts like the expected listing but does not parse.

@@ -12,10 +12,11 @@
 //     observed address, and the port when managed: one kSetAddress. A hostname is compared
 //     case-insensitively with the observed fqdn: kSetFqdn. HAProxy has no port-only `set server`
 //     command, so a differing port of a hostname server is a StaleItem.
-//   - State (srv_admin_state bits, reference §11): READY = neither FMAINT nor FDRAIN, DRAIN =
-//     FDRAIN without FMAINT, MAINT = FMAINT. hawk cannot clear IMAINT, IDRAIN or RMAINT: they
-//     become StaleItems, and FMAINT/FDRAIN are still fixed. CMAINT (config `disabled`) is
-//     ignored: it does not hold a server once FMAINT is cleared (SRV_ADMF_MAINT is 0x23).
+//   - State (srv_admin_state bits FMAINT 0x01, IMAINT 0x02, CMAINT 0x04, FDRAIN 0x08, IDRAIN
+//     0x10, RMAINT 0x20): READY = neither FMAINT nor FDRAIN, DRAIN = FDRAIN without FMAINT,
+//     MAINT = FMAINT. hawk cannot clear IMAINT, IDRAIN or RMAINT: they become StaleItems, and
+//     FMAINT/FDRAIN are still fixed. CMAINT (config `disabled`) is ignored: it does not hold a
+//     server once FMAINT is cleared (SRV_ADMF_MAINT is 0x23).
 //   - Order: backends by name, their servers by name, then maps by name, then ACLs by name.
 //     Within a server whose desired state is MAINT or DRAIN the state action comes first (stop
 //     traffic, then move it); when READY it comes last (never send traffic to the old address).
@@ -70,8 +71,9 @@ inline constexpr char kFrozenReason[] =
     "frozen: the leaving worker refuses server changes (Proxy is disabled.)";
 
 struct PlanOptions {
-  // A leaving worker that answered `Proxy is disabled.` (reference §6): its server diffs become
-  // StaleItems with kFrozenReason; maps and ACLs are still planned.
+  // A leaving worker that answered `Proxy is disabled.` (once its soft-stop has stopped its
+  // proxies it refuses every server command): its server diffs become StaleItems with
+  // kFrozenReason; maps and ACLs, which still work there, are still planned.
   bool servers_frozen = false;
 };
 

@@ -1,7 +1,8 @@
 #pragma once
 
-// Pure: the server-state file hawk writes before a reload (`--server-state-file`, reference §8),
-// so that the new worker starts from the desired server state instead of the configuration's.
+// Pure: the server-state file hawk writes before a reload (`--server-state-file`; HAProxy only
+// reads it, when it parses the configuration, and never writes it), so that the new worker starts
+// from the desired server state instead of the configuration's.
 //
 // The rows come from the current worker's `show servers state` (the file is matched by backend
 // and server name, and every other column must stay what HAProxy printed); the desired fields of

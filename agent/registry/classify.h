@@ -3,7 +3,7 @@
 // Pure: turns `show proc` plus each worker's `show info` into the per-worker report.
 //
 // Role comes from the worker's own state, never from the `show proc` section: 3.4 lists the
-// still-serving worker under "# old workers" after a failed reload (reference §3.2), and a
+// still-serving worker under "# old workers" after a failed reload (so does any 3.1+), and a
 // worker's reload counter counts failed reloads too. `Stopping: 0` is CURRENT, `Stopping: 1` is
 // LEAVING (grace period included).
 

@@ -1,13 +1,13 @@
 #pragma once
 
 // Pure: did a reload succeed, fail, or is it still under way? Decided from what the master
-// reports before and after (reference §5), because 2.6 answers `reload` with nothing at all:
+// reports before and after, because 2.6 answers `reload` with nothing at all:
 //
 //   - the master's reload counter (every attempt, failed ones included) must have moved past the
 //     baseline, or the reload has not happened yet;
 //   - `[failed: N]` counts failures since the last success and goes back to 0 on success: N > 0
 //     after the reload means it failed, whatever the section layout (3.4 leaves `# workers`
-//     empty after a failure, §3.2);
+//     empty after a failure);
 //   - success needs a CURRENT worker that was not there before (on 3.1+ the new worker is listed
 //     while it still parses its configuration and is STARTING until it answers: still pending).
 //

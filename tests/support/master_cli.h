@@ -1,8 +1,8 @@
 #pragma once
 
 // MasterCli: a deliberately simple client for HAProxy's master CLI, used by tests as an oracle
-// independent of hawk's own client. One command per connection (reference §4.6): connect, write
-// "<command>\n", shutdown(SHUT_WR), read to EOF. EOF frames the reply on every version.
+// independent of hawk's own client. One command per connection: connect, write "<command>\n",
+// shutdown(SHUT_WR), read to EOF. EOF frames the reply on every version.
 
 #include <chrono>
 #include <optional>
@@ -18,7 +18,7 @@ struct CliReply {
   int error_number = 0;  // errno of a failed connect (ECONNREFUSED/ENOENT during a reload)
 };
 
-// `show proc` parsed (reference §3.1). Workers and old workers in the order listed.
+// `show proc` parsed. Workers and old workers in the order listed.
 struct ProcList {
   int master_pid = 0;
   int master_reloads = 0;

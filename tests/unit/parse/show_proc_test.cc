@@ -81,7 +81,7 @@ std::vector<Case> Cases() {
        2,
        {{26944, 0, false, 1}, {26938, 1, true, 2}}},
       // 3.4 after a failed reload: "# workers" is empty and the serving worker (26944) is listed
-      // under "# old workers" (reference §3.2). The parser reports that as it is.
+      // under "# old workers". The parser reports that as it is.
       {"3.4",
        "show_proc_after_failed_reload.txt",
        v34,

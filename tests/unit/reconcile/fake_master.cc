@@ -130,7 +130,7 @@ void FakeMaster::OnData(Conn* conn, absl::string_view bytes) {
       if (conn->prompt) (void)conn->stream->Write("+ ");
       continue;
     }
-    // 2.6 starts a payload only when the line ends exactly with "<<" (reference §4.5).
+    // 2.6 starts a payload only when the line ends exactly with "<<".
     if (absl::EndsWith(line, " <<")) {
       conn->in_payload = true;
       conn->payload_command = line.substr(0, line.size() - 3);

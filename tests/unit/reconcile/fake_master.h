@@ -13,11 +13,11 @@
 //   - every reply ends with its blank line and then `master> ` once `prompt` was sent;
 //   - a payload (`… <<`) gets a `+ ` prompt after its command line and after each payload line;
 //   - `@!<unknown pid> …` gets `Can't find the target PID matching the prefix '@!<pid>'` and, as
-//     on 2.6 (reference §4.2), the connection is closed, dropping the commands behind it;
-//   - a frozen worker (`runtime.set_frozen(true)`: a leaving worker after its soft-stop,
-//     reference §6) answers every server-changing command with `Proxy is disabled.` and still
+//     on 2.6, the connection is closed, dropping the commands behind it;
+//   - a frozen worker (`runtime.set_frozen(true)`: a leaving worker whose soft-stop has stopped
+//     its proxies) answers every server-changing command with `Proxy is disabled.` and still
 //     runs map commands;
-//   - Reload() closes every client connection, as the real master does (reference §5).
+//   - Reload() closes every client connection, as the real master does on every version.
 // Every command sent to a worker is recorded in that worker's `received`, in arrival order.
 
 #include <uv.h>
