@@ -1,0 +1,621 @@
+#include "agent/store/journal.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <iterator>
+#include <limits>
+#include <map>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "agent/base/status_macros.h"
+#include "agent/store/atomic_file.h"
+#include "agent/store/journal_format.h"
+#include "agent/uv/handle.h"
+
+namespace hawk::store {
+namespace {
+
+// `message: strerror(err)`, with the code errno maps to (see journal.h).
+absl::Status ErrnoError(int err, absl::string_view message) {
+  return absl::ErrnoToStatus(err, message);
+}
+
+// The same error with `context: ` in front of its message.
+absl::Status Prefixed(const absl::Status& status, absl::string_view context) {
+  return absl::Status(status.code(), absl::StrCat(context, ": ", status.message()));
+}
+
+// Programmer errors only: a Journal used before Load is a bug in its caller.
+[[noreturn]] void Fatal(absl::string_view message) {
+  std::fprintf(stderr, "hawk::store::Journal: %.*s\n", static_cast<int>(message.size()),
+               message.data());
+  std::abort();
+}
+
+// Closes the descriptor on scope exit.
+class ScopedFd {
+ public:
+  explicit ScopedFd(int fd) : fd_(fd) {}
+  ScopedFd(const ScopedFd&) = delete;
+  ScopedFd& operator=(const ScopedFd&) = delete;
+  ~ScopedFd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// mkdir -p, mode 0700 for the directories it creates (as StateStore::Open does).
+absl::Status MakeDirectories(const std::string& dir) {
+  for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
+    std::string prefix = dir.substr(0, slash);
+    if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
+      return ErrnoError(errno, absl::StrCat("open journal directory ", dir, ": mkdir ", prefix));
+    }
+    if (slash == std::string::npos) return absl::OkStatus();
+  }
+}
+
+// Makes the directory's entries durable: needed after creating or renaming a file in it, and
+// before deleting what a just-renamed snapshot covers.
+absl::Status SyncDirectory(const std::string& dir, absl::string_view what) {
+  ScopedFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoError(errno, absl::StrCat(what, ": open directory ", dir));
+  if (::fsync(fd.get()) != 0)
+    return ErrnoError(errno, absl::StrCat(what, ": fsync directory ", dir));
+  return absl::OkStatus();
+}
+
+// Removes `snapshot-<seq>.json.tmp-<pid>` files whose process no longer exists (a crash, or a
+// kill, during a compaction). Best effort: a leftover file costs only disk space.
+void RemoveStaleTempFiles(const std::string& dir) {
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return;
+  while (struct dirent* entry = ::readdir(d)) {
+    absl::string_view name(entry->d_name);
+    size_t at = name.rfind(kTempSuffix);
+    if (at == absl::string_view::npos || !ParseSnapshotFileName(name.substr(0, at))) continue;
+    int pid = 0;
+    if (!absl::SimpleAtoi(name.substr(at + kTempSuffix.size()), &pid) || pid <= 0) continue;
+    if (pid != ::getpid() && (::kill(pid, 0) == 0 || errno != ESRCH)) continue;
+    ::unlink(absl::StrCat(dir, "/", entry->d_name).c_str());
+  }
+  ::closedir(d);
+}
+
+// 0, or the errno of the failed writev. Partial writes continue where they stopped; more than
+// IOV_MAX pieces go out in several calls (still one fdatasync for the batch).
+int WriteAll(int fd, std::vector<iovec>& pieces) {
+  size_t index = 0;
+  while (index < pieces.size()) {
+    int count = static_cast<int>(std::min<size_t>(pieces.size() - index, IOV_MAX));
+    ssize_t n = ::writev(fd, &pieces[index], count);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return errno;
+    }
+    if (n == 0) return EIO;  // no progress on a regular file: do not spin
+    size_t left = static_cast<size_t>(n);
+    while (left > 0) {
+      iovec& piece = pieces[index];
+      if (left >= piece.iov_len) {
+        left -= piece.iov_len;
+        ++index;
+      } else {
+        piece.iov_base = static_cast<char*>(piece.iov_base) + left;
+        piece.iov_len -= left;
+        left = 0;
+      }
+    }
+  }
+  return 0;
+}
+
+}  // namespace
+
+// A compaction from Compact() until its done runs.
+struct Journal::Compaction {
+  std::string snapshot;  // moved into the request when the work starts
+  uint64_t seq = 0;
+  std::function<void(absl::Status)> done;
+  bool started = false;  // queued on the threadpool (else waiting for records up to seq)
+};
+
+// Owned by libuv's threadpool machinery from uv_queue_work until AfterCompactionWork, which
+// frees it. CompactionWork (on a pool thread) reads and writes only the fields marked "work";
+// `alive` and `journal` are for the loop thread alone.
+struct Journal::CompactionRequest {
+  uv_work_t req;
+  std::shared_ptr<bool> alive;  // false once the Journal is gone
+  Journal* journal = nullptr;
+  uint64_t seq = 0;
+  size_t snapshot_bytes = 0;
+  std::string what;                   // work: the operation, for errors
+  std::string path;                   // work: snapshot-<seq>.json
+  std::string snapshot;               // work: the bytes
+  std::vector<std::string> obsolete;  // work: paths the snapshot covers, deleted once durable
+  absl::Status status;                // work: the result
+};
+
+Journal::Journal(uv_loop_t* loop, JournalOptions options)
+    : loop_(loop), options_(std::move(options)), check_(new uv_check_t), idle_(new uv_idle_t) {
+  uv_check_init(loop_, check_);
+  check_->data = this;
+  uv_idle_init(loop_, idle_);
+  idle_->data = this;
+}
+
+Journal::~Journal() {
+  *alive_ = false;  // a compaction in flight frees its request without touching us
+  uv::CloseAndFree(check_);
+  uv::CloseAndFree(idle_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(uv_loop_t* loop, JournalOptions options) {
+  if (loop == nullptr) return absl::InvalidArgumentError("open journal: no loop");
+  std::string& dir = options.dir;
+  if (dir.empty()) return absl::InvalidArgumentError("the journal directory path is empty");
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  if (options.max_record_bytes == 0 ||
+      options.max_record_bytes > std::numeric_limits<uint32_t>::max()) {
+    return absl::InvalidArgumentError(absl::StrCat("open journal directory ", dir,
+                                                   ": max_record_bytes ", options.max_record_bytes,
+                                                   " is not in [1, 2^32 - 1]"));
+  }
+  RETURN_IF_ERROR(MakeDirectories(dir));
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    return ErrnoError(errno, absl::StrCat("open journal directory ", dir, ": stat"));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("open journal directory ", dir, ": it exists and is not a directory"));
+  }
+  // access(W_OK) would be wrong for root and for read-only mounts: try what appending does.
+  std::string probe = absl::StrCat(dir, "/.hawk-write-probe-", ::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) {
+    return ErrnoError(errno, absl::StrCat("open journal directory ", dir, ": create ", probe));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+  RemoveStaleTempFiles(dir);
+  return std::unique_ptr<Journal>(new Journal(loop, std::move(options)));
+}
+
+std::string Journal::PathOf(const std::string& name) const {
+  return absl::StrCat(options_.dir, "/", name);
+}
+
+absl::StatusOr<LoadedJournal> Journal::Load() {
+  if (state_ != State::kOpened) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("load journal in ", options_.dir, ": already loaded"));
+  }
+  const std::string& dir = options_.dir;
+  std::map<uint64_t, std::string> journals;   // first seq → path
+  std::map<uint64_t, std::string> snapshots;  // seq → path
+  bool legacy = false;
+  {
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return ErrnoError(errno, absl::StrCat("load journal: list ", dir));
+    while (struct dirent* entry = ::readdir(d)) {
+      absl::string_view name(entry->d_name);
+      absl::optional<uint64_t> journal_seq = ParseJournalFileName(name);
+      absl::optional<uint64_t> snapshot_seq = ParseSnapshotFileName(name);
+      if (journal_seq && *journal_seq > 0) {  // seqs start at 1
+        journals[*journal_seq] = PathOf(entry->d_name);
+      } else if (snapshot_seq) {
+        snapshots[*snapshot_seq] = PathOf(entry->d_name);
+      } else if (name == kLegacyStateFileName) {
+        legacy = true;
+      }
+    }
+    ::closedir(d);
+  }
+  // A crash right after a snapshot's rename may leave it not yet durable: make it so before
+  // deleting what it covers.
+  RETURN_IF_ERROR(SyncDirectory(dir, "load journal"));
+
+  LoadedJournal loaded;
+  std::vector<std::string> obsolete;
+  uint64_t snapshot_seq = 0;
+  std::string snapshot_path;
+  std::string legacy_path = PathOf(std::string(kLegacyStateFileName));
+  if (!snapshots.empty()) {
+    snapshot_seq = snapshots.rbegin()->first;
+    snapshot_path = snapshots.rbegin()->second;
+    ASSIGN_OR_RETURN(loaded.snapshot, ReadFileBounded(snapshot_path, options_.max_snapshot_bytes,
+                                                      "load journal snapshot"));
+    for (const auto& [seq, path] : snapshots) {
+      if (seq != snapshot_seq) obsolete.push_back(path);
+    }
+    if (legacy) obsolete.push_back(legacy_path);
+    legacy = false;
+  } else if (legacy) {
+    ASSIGN_OR_RETURN(loaded.snapshot, ReadFileBounded(legacy_path, options_.max_snapshot_bytes,
+                                                      "load legacy desired state"));
+  }
+  loaded.snapshot_seq = snapshot_seq;
+
+  // The first file that matters is the last one starting at or before snapshot_seq + 1: those
+  // before it hold only records the snapshot covers.
+  std::vector<File> files;
+  if (!journals.empty()) {
+    auto first = journals.upper_bound(snapshot_seq + 1);
+    if (first == journals.begin()) {
+      return absl::DataLossError(
+          absl::StrCat("load journal in ", dir, ": records ", snapshot_seq + 1, "..",
+                       first->first - 1, " are missing: the snapshot ends at seq ", snapshot_seq,
+                       " and ", first->second, " starts at seq ", first->first));
+    }
+    --first;
+    for (auto it = journals.begin(); it != first; ++it) obsolete.push_back(it->second);
+    for (auto it = first; it != journals.end(); ++it) {
+      const auto& [first_seq, path] = *it;
+      bool last = std::next(it) == journals.end();
+      if (!files.empty() && files.back().next_seq != first_seq) {
+        return absl::DataLossError(
+            absl::StrCat("load journal in ", dir, ": ", path, " starts at seq ", first_seq, " but ",
+                         files.back().path, " ends before seq ", files.back().next_seq));
+      }
+      ASSIGN_OR_RETURN(std::string data,
+                       ReadFileBounded(path, std::numeric_limits<size_t>::max(), "load journal"));
+      JournalScan scan = ScanJournal(data, first_seq, options_.max_record_bytes);
+      if (scan.outcome == JournalScan::Outcome::kDamaged ||
+          (scan.outcome == JournalScan::Outcome::kTornTail && !last)) {
+        return absl::DataLossError(
+            absl::StrCat("load journal: ", path, " is damaged: ", scan.problem));
+      }
+      if (scan.outcome == JournalScan::Outcome::kTornTail) {
+        loaded.repaired =
+            absl::StrCat("dropped ", data.size() - scan.valid_bytes, " bytes at the end of ", path,
+                         " from offset ", scan.valid_bytes, " (", scan.problem, ")");
+        ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+        std::string what = absl::StrCat("load journal: truncate the torn tail of ", path, " to ",
+                                        scan.valid_bytes, " bytes");
+        if (fd.get() < 0) return ErrnoError(errno, what);
+        if (::ftruncate(fd.get(), static_cast<off_t>(scan.valid_bytes)) != 0 ||
+            ::fdatasync(fd.get()) != 0) {
+          return ErrnoError(errno, what);
+        }
+      }
+      for (const ScannedRecord& record : scan.records) {
+        if (record.seq > snapshot_seq) {
+          loaded.records.push_back(JournalRecord{record.seq, std::string(record.payload)});
+        }
+      }
+      files.push_back(File{first_seq, first_seq + scan.records.size(), scan.valid_bytes, path});
+    }
+  }
+  loaded.last_seq = loaded.records.empty() ? snapshot_seq : loaded.records.back().seq;
+
+  // Append to the last file if the next seq continues it; else (it ends inside what the
+  // snapshot covers) start a new one. Only files[0] can be covered by the snapshot entirely.
+  bool create = files.empty() || files.back().next_seq != loaded.last_seq + 1;
+  if (!files.empty() && files[0].next_seq <= snapshot_seq + 1 && (create || files.size() > 1)) {
+    obsolete.push_back(files[0].path);
+    files.erase(files.begin());
+  }
+  if (create) {
+    files.push_back(File{loaded.last_seq + 1, loaded.last_seq + 1, 0,
+                         PathOf(JournalFileName(loaded.last_seq + 1))});
+  }
+  files_ = std::move(files);
+  RETURN_IF_ERROR(OpenActive(create));
+  // Best effort: what is left is deleted by the next Load or compaction.
+  for (const std::string& path : obsolete) ::unlink(path.c_str());
+
+  last_seq_ = written_seq_ = loaded.last_seq;
+  snapshot_seq_ = snapshot_seq;
+  snapshot_path_ = snapshot_path;
+  legacy_path_ = legacy ? legacy_path : "";
+  state_ = State::kReady;
+  return loaded;
+}
+
+absl::Status Journal::OpenActive(bool create) {
+  const std::string& path = files_.back().path;
+  int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
+  // O_EXCL: a new file never reuses a name, so existing records are never overwritten.
+  if (create) flags |= O_CREAT | O_EXCL;
+  int fd = ::open(path.c_str(), flags, 0600);
+  if (fd < 0) {
+    return ErrnoError(errno,
+                      absl::StrCat(create ? "create journal file " : "open journal file ", path));
+  }
+  if (create) {
+    if (absl::Status status =
+            SyncDirectory(options_.dir, absl::StrCat("create journal file ", path));
+        !status.ok()) {
+      ::close(fd);
+      ::unlink(path.c_str());
+      return status;
+    }
+  }
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = fd;
+  return absl::OkStatus();
+}
+
+uint64_t Journal::Append(std::string payload, std::function<void(absl::Status)> done) {
+  if (state_ == State::kOpened) Fatal("Append called before a successful Load");
+  absl::Status refusal;
+  if (state_ == State::kBroken) {
+    refusal = broken_;
+  } else if (payload.size() > options_.max_record_bytes) {
+    refusal = absl::InvalidArgumentError(
+        absl::StrCat("append journal record to ", files_.back().path, ": ", payload.size(),
+                     " bytes, more than the limit of ", options_.max_record_bytes));
+  }
+  if (!refusal.ok()) {
+    if (done) deferred_.push_back([done = std::move(done), refusal] { done(refusal); });
+    Wake();
+    return 0;
+  }
+  uint64_t seq = ++last_seq_;
+  pending_.push_back(Pending{seq, std::move(payload), std::move(done)});
+  Wake();
+  return seq;
+}
+
+void Journal::Wake() {
+  // Node's setImmediate does the same: the check handle runs after poll, and an active idle
+  // handle makes that poll return at once, so an Append from a timer or a done is written in
+  // this iteration or the next instead of waiting for unrelated I/O.
+  uv_check_start(check_, &Journal::OnCheck);
+  uv_idle_start(idle_, &Journal::OnIdle);
+}
+
+void Journal::OnIdle(uv_idle_t*) {}
+
+void Journal::OnCheck(uv_check_t* handle) {
+  auto* self = static_cast<Journal*>(handle->data);
+  if (self != nullptr) self->Flush();
+}
+
+void Journal::Flush() {
+  std::vector<std::function<void()>> callbacks;
+  if (!pending_.empty()) {
+    std::vector<Pending> batch = std::move(pending_);
+    pending_.clear();
+    absl::Status status = WriteBatch(batch);
+    if (status.ok()) {
+      written_seq_ = batch.back().seq;
+    } else {
+      last_seq_ = written_seq_;  // the failed seqs are handed out again: no gaps
+    }
+    for (Pending& record : batch) {
+      if (record.done) {
+        callbacks.push_back([done = std::move(record.done), status] { done(status); });
+      }
+    }
+    if (compaction_ != nullptr && !compaction_->started) {
+      if (compaction_->seq <= written_seq_) {
+        StartCompactionWork();
+      } else if (!status.ok()) {
+        // The snapshot would claim records that are not in the journal.
+        absl::Status failed = Prefixed(status, absl::StrCat("compact journal in ", options_.dir,
+                                                            " at seq ", compaction_->seq));
+        if (compaction_->done) {
+          callbacks.push_back([done = std::move(compaction_->done), failed] { done(failed); });
+        }
+        compaction_.reset();
+      }
+    }
+  }
+  for (std::function<void()>& callback : deferred_) callbacks.push_back(std::move(callback));
+  deferred_.clear();
+  // Callbacks may Append (queued for the next iteration) or Compact; they may not destroy the
+  // Journal, but if one does, stop touching it.
+  std::shared_ptr<bool> alive = alive_;
+  for (std::function<void()>& callback : callbacks) {
+    callback();
+    if (!*alive) return;
+  }
+  if (pending_.empty() && deferred_.empty()) {
+    // Inactive handles keep neither the loop alive nor poll from blocking.
+    uv_check_stop(check_);
+    uv_idle_stop(idle_);
+  }
+}
+
+absl::Status Journal::WriteBatch(const std::vector<Pending>& batch) {
+  File& file = files_.back();
+  std::vector<std::array<char, kRecordHeaderBytes>> headers(batch.size());
+  std::vector<iovec> pieces;
+  pieces.reserve(2 * batch.size());
+  uint64_t bytes = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const std::string& payload = batch[i].payload;
+    EncodeRecordHeader(batch[i].seq, payload, headers[i].data());
+    pieces.push_back(iovec{headers[i].data(), kRecordHeaderBytes});
+    if (!payload.empty()) {
+      pieces.push_back(iovec{const_cast<char*>(payload.data()), payload.size()});
+    }
+    bytes += kRecordHeaderBytes + payload.size();
+  }
+  uint64_t first = batch.front().seq;
+  uint64_t last = batch.back().seq;
+  std::string what =
+      first == last ? absl::StrCat("append journal record ", first, " to ", file.path)
+                    : absl::StrCat("append journal records ", first, "..", last, " to ", file.path);
+  int err = WriteAll(fd_, pieces);
+  if (err == 0) {
+    ++stats_.fdatasyncs;
+    // fdatasync suffices: with O_APPEND the size is the only metadata a read-back needs, and
+    // fdatasync flushes it.
+    if (::fdatasync(fd_) != 0) {
+      err = errno;
+      what = absl::StrCat(what, " (fdatasync)");
+    }
+  }
+  if (err == 0) {
+    file.bytes += bytes;
+    file.next_seq = last + 1;
+    stats_.bytes_written += bytes;
+    stats_.records += batch.size();
+    ++stats_.batches;
+    return absl::OkStatus();
+  }
+  ++stats_.failed_batches;
+  absl::Status status = ErrnoError(err, what);
+  // Cut the partial or unsynced batch off, so that the next batch never lands after garbage
+  // (which Load would report as damage, not as a torn tail).
+  if (::ftruncate(fd_, static_cast<off_t>(file.bytes)) != 0 || ::fdatasync(fd_) != 0) {
+    int truncate_err = errno;
+    state_ = State::kBroken;
+    broken_ = absl::UnavailableError(absl::StrCat(
+        "journal in ", options_.dir, " refuses appends until it is reopened: ", status.message(),
+        ", and truncating ", file.path, " back to ", file.bytes,
+        " bytes failed: ", std::strerror(truncate_err)));
+  }
+  return status;
+}
+
+absl::Status Journal::Rotate() {
+  File& active = files_.back();
+  if (active.bytes == 0) return absl::OkStatus();  // already fresh: its first seq is the next
+  File fresh{written_seq_ + 1, written_seq_ + 1, 0, PathOf(JournalFileName(written_seq_ + 1))};
+  files_.push_back(fresh);
+  if (absl::Status status = OpenActive(true); !status.ok()) {
+    files_.pop_back();
+    return status;
+  }
+  return absl::OkStatus();
+}
+
+void Journal::Compact(std::string snapshot, uint64_t seq, std::function<void(absl::Status)> done) {
+  if (state_ == State::kOpened) Fatal("Compact called before a successful Load");
+  std::string what = absl::StrCat("compact journal in ", options_.dir, " at seq ", seq);
+  absl::Status refusal;
+  if (compaction_ != nullptr) {
+    refusal = absl::FailedPreconditionError(
+        absl::StrCat(what, ": the compaction at seq ", compaction_->seq, " is still running"));
+  } else if (seq < snapshot_seq_ || seq > last_seq_) {
+    refusal = absl::InvalidArgumentError(
+        absl::StrCat(what, ": seq is outside [", snapshot_seq_, ", ", last_seq_, "]"));
+  } else if (state_ == State::kBroken) {
+    // A fresh file now would leave the garbage in the middle of the journal.
+    refusal = Prefixed(broken_, what);
+  } else if (absl::Status status = Rotate(); !status.ok()) {
+    refusal = Prefixed(status, what);
+  }
+  if (!refusal.ok()) {
+    if (done) deferred_.push_back([done = std::move(done), refusal] { done(refusal); });
+    Wake();
+    return;
+  }
+  compaction_ = std::make_unique<Compaction>();
+  compaction_->snapshot = std::move(snapshot);
+  compaction_->seq = seq;
+  compaction_->done = std::move(done);
+  // Else Flush starts it once the records up to seq are durable.
+  if (seq <= written_seq_) StartCompactionWork();
+}
+
+void Journal::StartCompactionWork() {
+  auto request = std::make_unique<CompactionRequest>();
+  request->req.data = request.get();
+  request->alive = alive_;
+  request->journal = this;
+  request->seq = compaction_->seq;
+  request->what = absl::StrCat("compact journal at seq ", compaction_->seq);
+  request->path = PathOf(SnapshotFileName(compaction_->seq));
+  request->snapshot = std::move(compaction_->snapshot);
+  request->snapshot_bytes = request->snapshot.size();
+  // Every closed file whose records the snapshot covers; never the one appended to.
+  for (size_t i = 0; i + 1 < files_.size(); ++i) {
+    if (files_[i].next_seq <= compaction_->seq + 1) request->obsolete.push_back(files_[i].path);
+  }
+  if (!snapshot_path_.empty() && snapshot_path_ != request->path) {
+    request->obsolete.push_back(snapshot_path_);
+  }
+  if (!legacy_path_.empty()) request->obsolete.push_back(legacy_path_);
+  compaction_->started = true;
+  int rc =
+      uv_queue_work(loop_, &request->req, &Journal::CompactionWork, &Journal::AfterCompactionWork);
+  if (rc != 0) {
+    absl::Status failed = absl::InternalError(
+        absl::StrCat(request->what, " in ", options_.dir, ": uv_queue_work: ", uv_strerror(rc)));
+    if (compaction_->done) {
+      deferred_.push_back([done = std::move(compaction_->done), failed] { done(failed); });
+    }
+    compaction_.reset();
+    Wake();
+    return;
+  }
+  request.release();  // AfterCompactionWork frees it
+}
+
+void Journal::CompactionWork(uv_work_t* req) {
+  // On a threadpool thread: only the request's own fields.
+  auto* request = static_cast<CompactionRequest*>(req->data);
+  request->status = WriteFileAtomically(request->path, request->snapshot, 0600, request->what);
+  request->snapshot = std::string();  // free it here rather than on the loop
+  if (!request->status.ok()) return;
+  // The snapshot and its name are durable: what it covers can go. Failures leave files that
+  // the next Load or compaction deletes.
+  for (const std::string& path : request->obsolete) ::unlink(path.c_str());
+}
+
+void Journal::AfterCompactionWork(uv_work_t* req, int status) {
+  std::unique_ptr<CompactionRequest> request(static_cast<CompactionRequest*>(req->data));
+  if (!*request->alive) return;
+  request->journal->OnCompactionDone(request.get(), status);
+}
+
+void Journal::OnCompactionDone(CompactionRequest* request, int uv_status) {
+  absl::Status status =
+      uv_status == 0
+          ? request->status
+          : absl::CancelledError(absl::StrCat(request->what, ": ", uv_strerror(uv_status)));
+  if (status.ok()) {
+    const std::vector<std::string>& gone = request->obsolete;
+    files_.erase(std::remove_if(files_.begin(), files_.end(),
+                                [&](const File& file) {
+                                  return std::find(gone.begin(), gone.end(), file.path) !=
+                                         gone.end();
+                                }),
+                 files_.end());
+    snapshot_seq_ = request->seq;
+    snapshot_path_ = request->path;
+    legacy_path_.clear();
+    ++stats_.compactions;
+    stats_.snapshot_bytes_written += request->snapshot_bytes;
+  }
+  std::function<void(absl::Status)> done = std::move(compaction_->done);
+  compaction_.reset();
+  if (done) done(status);  // last: it may start the next compaction
+}
+
+bool Journal::WantsCompaction() const {
+  return state_ != State::kOpened && compaction_ == nullptr &&
+         live_journal_bytes() > options_.compact_after_bytes;
+}
+
+uint64_t Journal::live_journal_bytes() const {
+  uint64_t bytes = 0;
+  for (const File& file : files_) bytes += file.bytes;
+  return bytes;
+}
+
+}  // namespace hawk::store
