@@ -42,7 +42,7 @@ inline std::string Payload(uint64_t seq) {
   uint64_t state = seq;
   while (payload.size() < size) {
     state = SplitMix64(state);
-    payload.push_back(static_cast<char>(state & 0xFF));
+    for (int i = 0; i < 8; ++i) payload.push_back(static_cast<char>((state >> (8 * i)) & 0xFF));
   }
   payload.resize(size);
   return payload;

@@ -1,10 +1,12 @@
 // SIGKILLs journal_crash_main at random moments, mid-append and mid-compaction, reopening the
 // same directory every round, and checks what survives: Load succeeds, every acknowledged record
 // is there with its exact bytes (or inside the snapshot), the seqs have no gap, and a torn tail
-// is reported once and then gone. SIGKILL seldom lands inside a write to the page cache, so every
-// fourth round also appends part of the next record after the kill, the state such a kill leaves. A
-// SIGKILL loses no page cache, so this tests the journal's ordering and repair logic, not the
-// disk's durability under power loss.
+// is reported once and then gone.
+//
+// A SIGKILL loses no page cache, so this tests the journal's ordering and repair logic, not the
+// disk's durability under power loss. It also seldom lands inside a write to the page cache (the
+// multi-MiB records make it possible), so every third round appends part of the next record
+// after the kill as well: the state such a kill leaves.
 //
 // HAWK_CRASH_SEED=<n> replays a run (the seed is printed).
 
@@ -167,15 +169,15 @@ TEST(JournalCrashTest, AcknowledgedRecordsSurviveSigkill) {
     std::unique_ptr<testing::Subprocess> child = testing::Subprocess::Spawn(options, &error);
     ASSERT_NE(child, nullptr) << error;
 
-    // Three ways to pick the moment: a random delay; a random delay after the first
-    // acknowledgement; right after a compaction starts.
+    // Four ways to pick the moment: a random delay; a random delay after the first
+    // acknowledgement; right after a compaction starts; a random delay after one finished.
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     auto wait_for = [&](auto predicate) {
       while (!predicate() && child->Running() && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::microseconds(500));
       }
     };
-    switch (round % 3) {
+    switch (round % 4) {
       case 0:
         std::this_thread::sleep_for(std::chrono::milliseconds(5 + rng() % 300));
         break;
@@ -186,6 +188,10 @@ TEST(JournalCrashTest, AcknowledgedRecordsSurviveSigkill) {
       case 2:
         wait_for([&] { return ParseOutput(out_path).compaction_open; });
         std::this_thread::sleep_for(std::chrono::microseconds(rng() % 2000));
+        break;
+      case 3:
+        wait_for([&] { return ParseOutput(out_path).compactions_done > 0; });
+        std::this_thread::sleep_for(std::chrono::microseconds(rng() % 20000));
         break;
     }
     ASSERT_TRUE(child->Running()) << child->DescribeExit() << ": "
@@ -199,9 +205,10 @@ TEST(JournalCrashTest, AcknowledgedRecordsSurviveSigkill) {
     mid_compaction += output.compaction_open ? 1 : 0;
     compactions += output.compactions_done;
     uint64_t before = last_seq;
-    // Every fourth round, also leave half of the next record behind, as a kill in the middle of
-    // its write would: SIGKILL itself rarely lands inside a write to the page cache.
-    bool torn = round % 4 == 3;
+    // Every third round (so with each way of killing in turn), also leave part of the next
+    // record behind, as a kill in the middle of its write would: SIGKILL itself rarely lands
+    // inside a write to the page cache.
+    bool torn = round % 3 == 2;
     if (torn) {
       uint64_t loaded_seq = 0;
       std::string natural = Verify(dir, max_acked, &loaded_seq);  // repairs a tear of the kill
