@@ -4,7 +4,8 @@
 //   - one Append per loop iteration, waited for, for payloads of 200 B, 20 KB and 2 MB: time and
 //     bytes written per append (one write and one fdatasync each);
 //   - 100 Appends in one iteration: one batch, one fdatasync;
-//   - compacting a 5 MB snapshot: the time Compact() blocks the loop and the time to its done.
+//   - compacting a 5 MB snapshot: the time Compact() blocks the loop and the time to its done;
+//   - CRC-32C throughput, the checksum's share of a record.
 //
 //   build/default/bench/journal [dir] [rounds]
 //
@@ -28,6 +29,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/store/atomic_file.h"
+#include "agent/store/crc32c.h"
 #include "agent/uv/loop.h"
 #include "bench/stats.h"
 
@@ -139,6 +141,21 @@ void Compactions(uv_loop_t* loop, const std::string& dir, size_t snapshot_bytes,
   PrintDistribution(what.c_str(), total);
 }
 
+// The checksum's share of a record's cost.
+void Crc32cThroughput() {
+  std::string data(2 * 1000 * 1000, 'c');
+  uint32_t sink = 0;
+  std::vector<double> ms;
+  for (int r = 0; r < 50; ++r) {
+    Clock::time_point start = Clock::now();
+    sink ^= hawk::store::Crc32c(data);
+    ms.push_back(Ms(Clock::now() - start));
+  }
+  double median = Median(ms);
+  std::printf("%-52s median=%.2f ms  (%.0f MB/s)%s\n", "crc32c over 2 MB", median,
+              2.0 / (median / 1000), sink == 42 ? " " : "");
+}
+
 // Today: every push rewrites the whole state durably (temporary, fsync, rename, fsync dir).
 void WholeStateRewrites(const std::string& dir, size_t state_bytes, int rounds) {
   std::filesystem::create_directories(dir);
@@ -177,6 +194,7 @@ int main(int argc, char** argv) {
                 fs.f_type == 0x01021994 ? ", tmpfs: fdatasync is free here" : "");
   }
 
+  Crc32cThroughput();
   hawk::uv::Loop loop;
   SingleAppends(loop.get(), dir + "/a200", 200, rounds);
   SingleAppends(loop.get(), dir + "/a20k", 20 * 1000, rounds);
