@@ -5,7 +5,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "agent/base/json_writer.h"
-#include "agent/base/log.h"
 #include "agent/base/status_field.h"
 #include "agent/http/response.h"
 #include "agent/model/desired_json.h"
@@ -25,54 +24,35 @@ absl::StatusOr<int64_t> PushTimeoutMs(const http::Request& request) {
   return value;
 }
 
-void HandlePut(const http::Request& request, http::Responder responder,
-               reconcile::Reconciler* reconciler, store::StateStore* store) {
+// A journal error as the answer: the state directory is full (507) or refuses writes (503).
+http::Response PersistError(const absl::Status& status) {
+  std::string message =
+      absl::StrCat("could not persist the state, so nothing was applied: ", status.message());
+  if (absl::IsResourceExhausted(status)) {
+    return http::JsonError(507, "RESOURCE_EXHAUSTED", message);
+  }
+  return http::JsonError(503, "UNAVAILABLE", message);
+}
+
+void HandlePush(const http::Request& request, http::Responder responder, bool patch,
+                StateService* state, reconcile::Reconciler* reconciler) {
   absl::StatusOr<int64_t> timeout_ms = PushTimeoutMs(request);
   if (!timeout_ms.ok()) {
     responder.Send(http::ErrorFromStatus(timeout_ms.status()));
     return;
   }
-  absl::StatusOr<model::DesiredState> desired = model::ParseDesiredState(request.body);
-  if (!desired.ok()) {
-    responder.Send(http::ErrorFromStatus(desired.status()));
-    return;
-  }
-  const model::DesiredState* current = reconciler->desired();
-  if (current != nullptr && current->generation.has_value() && desired->generation.has_value()) {
-    int64_t have = *current->generation;
-    int64_t got = *desired->generation;
-    if (got < have) {
-      responder.Send(http::ErrorFromStatus(base::WithField(
-          absl::AbortedError(absl::StrCat("generation ", got, " is older than the current ", have,
-                                          "; nothing changed")),
-          "generation")));
+  auto done = [responder, reconciler,
+               timeout = absl::Milliseconds(*timeout_ms)](absl::StatusOr<uint64_t> seq) mutable {
+    if (!seq.ok()) {
+      responder.Send(PersistError(seq.status()));
       return;
     }
-    if (got == have && !(current->SameContent(*desired) && current->version == desired->version)) {
-      responder.Send(http::ErrorFromStatus(base::WithField(
-          absl::AbortedError(absl::StrCat("generation ", got,
-                                          " already holds other content; use a higher generation "
-                                          "to change it; nothing changed")),
-          "generation")));
-      return;
-    }
-  }
-  bool same = current != nullptr && *current == *desired;
-  if (!same && store != nullptr) {
-    // Durable before acknowledged: a hawk restarted after this point re-seeds from it.
-    absl::Status saved = store->Save(*desired);
-    if (!saved.ok()) {
-      base::LogError("PUT /v1/state: ", saved.message());
-      responder.Send(http::ErrorFromStatus(absl::UnavailableError(
-          absl::StrCat("could not persist the state, so nothing was applied: ", saved.message()))));
-      return;
-    }
-  }
-  uint64_t seq = reconciler->SetDesired(*std::move(desired));
-  reconciler->WaitForPush(seq, absl::Milliseconds(*timeout_ms),
-                          [responder](reconcile::PushOutcome outcome) mutable {
-                            responder.Send(http::JsonResponse(200, PushOutcomeToJson(outcome)));
-                          });
+    reconciler->WaitForPush(*seq, timeout, [responder](reconcile::PushOutcome outcome) mutable {
+      responder.Send(http::JsonResponse(200, PushOutcomeToJson(outcome)));
+    });
+  };
+  absl::Status accepted = patch ? state->Patch(request.body, done) : state->Put(request.body, done);
+  if (!accepted.ok()) responder.Send(http::ErrorFromStatus(accepted));
 }
 
 }  // namespace
@@ -90,6 +70,7 @@ std::string PushOutcomeToJson(const reconcile::PushOutcome& outcome) {
     w.Key("pid").Int(o.pid);
     w.Key("role").String(model::WorkerRoleName(o.role));
     w.Key("result").String(reconcile::PushResultName(o.result));
+    if (!o.reason.empty()) w.Key("reason").String(o.reason);
     w.Key("refused").BeginArray();
     for (const model::Refusal& r : o.refused) model::WriteRefusal(r, &w);
     w.EndArray();
@@ -103,14 +84,15 @@ std::string PushOutcomeToJson(const reconcile::PushOutcome& outcome) {
   return w.Take();
 }
 
-void RegisterStateRoutes(Router* router, reconcile::Reconciler* reconciler,
-                         store::StateStore* store) {
-  router->Add("PUT", "/v1/state",
-              [reconciler, store](const http::Request& request, http::Responder responder) {
-                HandlePut(request, std::move(responder), reconciler, store);
-              });
-  router->Add("GET", "/v1/state", [reconciler](const http::Request&, http::Responder responder) {
-    const model::DesiredState* desired = reconciler->desired();
+void RegisterStateRoutes(Router* router, StateService* state, reconcile::Reconciler* reconciler) {
+  for (bool patch : {false, true}) {
+    router->Add(patch ? "PATCH" : "PUT", "/v1/state",
+                [state, reconciler, patch](const http::Request& request, http::Responder r) {
+                  HandlePush(request, std::move(r), patch, state, reconciler);
+                });
+  }
+  router->Add("GET", "/v1/state", [state](const http::Request&, http::Responder responder) {
+    const model::DesiredState* desired = state->current();
     if (desired == nullptr) {
       responder.Send(http::JsonError(404, "NOT_FOUND", "no desired state has been pushed yet"));
       return;

@@ -41,7 +41,8 @@ absl::Status App::Init() {
   reconciler_options.resync_interval = config_.resync_interval;
   reconciler_options.leaving_workers = config_.leaving_workers;
   reconciler_ = std::make_unique<reconcile::Reconciler>(
-      loop_->get(), client_.get(), registry_.get(), reconciler_options, [] { return absl::Now(); });
+      loop_->get(), client_.get(), registry_.get(), &desired_, reconciler_options,
+      [] { return absl::Now(); });
 
   reload::ReloaderOptions reloader_options;
   reloader_options.config_path = config_.haproxy_config;
@@ -54,24 +55,24 @@ absl::Status App::Init() {
                                                  [] { return absl::Now(); });
 
   if (!config_.state_dir.empty()) {
-    absl::StatusOr<std::unique_ptr<store::StateStore>> store =
-        store::StateStore::Open(config_.state_dir);
-    if (!store.ok()) return store.status();
-    store_ = *std::move(store);
-    absl::StatusOr<absl::optional<model::DesiredState>> loaded = store_->Load();
-    if (!loaded.ok()) {
-      // Refuse to start rather than serve without the state a controller was promised is kept.
-      return absl::Status(loaded.status().code(),
-                          absl::StrCat("--state-dir: ", loaded.status().message()));
+    store::JournalOptions journal_options;
+    journal_options.dir = config_.state_dir;
+    absl::StatusOr<std::unique_ptr<store::Journal>> journal =
+        store::Journal::Open(loop_->get(), journal_options);
+    if (!journal.ok()) {
+      return absl::Status(journal.status().code(),
+                          absl::StrCat("--state-dir: ", journal.status().message()));
     }
-    if (loaded->has_value()) {
-      base::LogInfo("loaded desired state \"", (*loaded)->version, "\" from ", store_->path());
-      reconciler_->SetDesired(**std::move(loaded));
-    }
+    journal_ = *std::move(journal);
   } else {
     base::LogWarn(
         "no --state-dir: the desired state is kept in memory only and is lost when "
         "hawk restarts");
+  }
+  state_ = std::make_unique<api::StateService>(journal_.get(), reconciler_.get(), &desired_);
+  // Refuse to start rather than serve without the state a controller was promised is kept.
+  if (absl::Status loaded = state_->Load(); !loaded.ok()) {
+    return absl::Status(loaded.code(), absl::StrCat("--state-dir: ", loaded.message()));
   }
 
   watch_ = std::make_unique<api::WatchHub>(
@@ -82,7 +83,7 @@ absl::Status App::Init() {
 
   api::RegisterHealthRoutes(&api_router_, registry_.get());
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
-  api::RegisterStateRoutes(&api_router_, reconciler_.get(), store_.get());
+  api::RegisterStateRoutes(&api_router_, state_.get(), reconciler_.get());
   api::RegisterReloadRoutes(&api_router_, reloader_.get());
   api_router_.Add("GET", "/v1/watch", [this](const http::Request& request, http::Responder r) {
     watch_->Handle(request, std::move(r));
@@ -132,9 +133,10 @@ void App::Stop() {
   servers_.clear();
   watch_.reset();
   reloader_.reset();
+  state_.reset();
   reconciler_.reset();
   registry_.reset();
-  store_.reset();
+  journal_.reset();
   client_.reset();
 }
 

@@ -9,14 +9,16 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/api/router.h"
+#include "agent/api/state_service.h"
 #include "agent/api/watch.h"
 #include "agent/base/address.h"
 #include "agent/cli/client.h"
 #include "agent/http/server.h"
+#include "agent/model/desired.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
 #include "agent/reload/reloader.h"
-#include "agent/store/state_store.h"
+#include "agent/store/journal.h"
 #include "agent/uv/loop.h"
 
 namespace hawk::app {
@@ -54,8 +56,10 @@ class App {
   Config config_;
   std::unique_ptr<cli::MasterClient> client_;
   std::unique_ptr<registry::WorkerRegistry> registry_;
-  std::unique_ptr<store::StateStore> store_;
+  model::DesiredState desired_;  // read by the reconciler, changed only by state_
+  std::unique_ptr<store::Journal> journal_;
   std::unique_ptr<reconcile::Reconciler> reconciler_;
+  std::unique_ptr<api::StateService> state_;
   std::unique_ptr<reload::Reloader> reloader_;
   std::unique_ptr<api::WatchHub> watch_;
   api::Router api_router_;

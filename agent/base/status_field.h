@@ -30,4 +30,20 @@ inline std::string FieldOf(const absl::Status& status) {
   return payload ? std::string(*payload) : std::string();
 }
 
+// The generation hawk holds, attached to the Aborted status of an out-of-order push so that the
+// answer carries it (`currentGeneration`) and a controller that lost track recovers without a
+// GET. An empty payload: hawk holds no generation.
+inline constexpr absl::string_view kCurrentGenerationPayloadUrl = "hawk.current_generation";
+
+inline absl::Status WithCurrentGeneration(absl::Status status, absl::string_view generation) {
+  status.SetPayload(kCurrentGenerationPayloadUrl, absl::Cord(generation));
+  return status;
+}
+
+inline absl::optional<std::string> CurrentGenerationOf(const absl::Status& status) {
+  absl::optional<absl::Cord> payload = status.GetPayload(kCurrentGenerationPayloadUrl);
+  if (!payload) return absl::nullopt;
+  return std::string(*payload);
+}
+
 }  // namespace hawk::base

@@ -12,7 +12,6 @@ namespace hawk::cli {
 namespace {
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
-size_t PayloadLines(const Command& command) { return command.payload.size(); }
 }  // namespace
 
 struct MasterClient::Batch {
@@ -200,7 +199,7 @@ void MasterClient::SendBatch(Connection* conn, std::unique_ptr<Batch> batch) {
   std::string bytes;
   for (const Command& command : batch->commands) {
     absl::StrAppend(&bytes, Serialize(command));
-    conn->framer.Expect(PayloadLines(command));
+    conn->framer.Expect(command.payload_lines());
   }
   conn->state = Connection::State::kBusy;
   conn->next_result = 0;

@@ -1,5 +1,7 @@
 #include "agent/cli/command.h"
 
+#include <algorithm>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
@@ -32,8 +34,12 @@ Command ForWorker(int pid, absl::string_view command) {
   return Command{absl::StrCat("@!", pid, " ", command), {}, false};
 }
 
-Command ForWorkerWithPayload(int pid, absl::string_view command, std::vector<std::string> payload) {
+Command ForWorkerWithPayload(int pid, absl::string_view command, std::string payload) {
   return Command{absl::StrCat("@!", pid, " ", command), std::move(payload), false};
+}
+
+size_t Command::payload_lines() const {
+  return static_cast<size_t>(std::count(payload.begin(), payload.end(), '\n'));
 }
 
 absl::Status ValidateCommand(const Command& command) {
@@ -60,17 +66,25 @@ absl::Status ValidateCommand(const Command& command) {
     return absl::InvalidArgumentError(
         "command ends with '<<': payloads are attached with Command::payload");
   }
-  size_t total = line.size() + 4;  // " <<\n"
-  for (const std::string& payload_line : command.payload) {
-    if (payload_line.empty()) {
-      return absl::InvalidArgumentError("payload line is empty (an empty line ends the payload)");
-    }
-    if (absl::Status s = CheckNoLineBreaks(payload_line, "payload line"); !s.ok()) return s;
-    total += payload_line.size() + 1;
+  if (command.payload.empty()) return absl::OkStatus();
+  const std::string& payload = command.payload;
+  if (payload.back() != '\n') {
+    return absl::InvalidArgumentError("payload does not end its last line with LF");
   }
-  if (!command.payload.empty() && total + 1 > kMaxCommandWithPayloadBytes) {
+  if (payload.front() == '\n' || payload.find("\n\n") != std::string::npos) {
+    return absl::InvalidArgumentError("payload line is empty (an empty line ends the payload)");
+  }
+  for (char c : payload) {
+    if (c == '\r' || c == '\0') {
+      return absl::InvalidArgumentError(absl::StrCat("payload line contains a ",
+                                                     c == '\0' ? "NUL" : "line break",
+                                                     " byte, which would end the command early"));
+    }
+  }
+  size_t total = line.size() + 4 + payload.size() + 1;  // " <<\n", the lines, the empty line
+  if (total > kMaxCommandWithPayloadBytes) {
     return absl::InvalidArgumentError(
-        absl::StrCat("command with payload is ", total + 1, " bytes; keep it within ",
+        absl::StrCat("command with payload is ", total, " bytes; keep it within ",
                      kMaxCommandWithPayloadBytes, " (split it inside one transaction)"));
   }
   return absl::OkStatus();
@@ -79,10 +93,7 @@ absl::Status ValidateCommand(const Command& command) {
 std::string Serialize(const Command& command) {
   if (command.payload.empty()) return absl::StrCat(command.line, "\n");
   // 2.6 starts a payload only when the line ends exactly with "<<".
-  std::string out = absl::StrCat(command.line, " <<\n");
-  for (const std::string& payload_line : command.payload) absl::StrAppend(&out, payload_line, "\n");
-  out.push_back('\n');
-  return out;
+  return absl::StrCat(command.line, " <<\n", command.payload, "\n");
 }
 
 absl::StatusOr<std::string> EscapeWord(absl::string_view word) {

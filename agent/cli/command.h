@@ -23,21 +23,25 @@ inline constexpr size_t kMaxLineBytes = 15000;
 inline constexpr size_t kMaxCommandWithPayloadBytes = 12 * 1024;
 
 // One command for the master CLI. `line` has no trailing LF. A non-empty `payload` is sent after
-// `line <<`, one entry per line, ended by an empty line; payload lines are never unescaped by
+// `line <<` and ended by an empty line: one entry per line, each line ended by its LF (one string,
+// not a string per line: a map replace sends 100,000 lines). Payload lines are never unescaped by
 // HAProxy and must not be empty (an empty line ends the payload).
 struct Command {
   std::string line;
-  std::vector<std::string> payload;
+  std::string payload;  // "entry 1\nentry 2\n", or empty
   // The master closes the connection after this command (`reload`): EOF completes its reply.
   bool closes_connection = false;
 
   static Command Master(std::string text) { return Command{std::move(text), {}, false}; }
+  // The number of payload lines (the master echoes a `+ ` prompt for each).
+  size_t payload_lines() const;
 };
 
 // `@!<pid> <command>`: the only prefix hawk uses. `@1` is relative (the worker with the fewest
 // reloads) and, before 3.4, may name a worker still initialising during a reload.
 Command ForWorker(int pid, absl::string_view command);
-Command ForWorkerWithPayload(int pid, absl::string_view command, std::vector<std::string> payload);
+// `payload`: the lines, each ended by LF.
+Command ForWorkerWithPayload(int pid, absl::string_view command, std::string payload);
 
 // Checks the framing invariants: no LF/CR/NUL, no unescaped ';', no trailing lone backslash, no
 // `<<` last word unless a payload is attached, sizes within the limits above, payload lines

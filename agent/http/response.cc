@@ -153,11 +153,13 @@ Response JsonResponse(int status, std::string body) {
 }
 
 void WriteErrorMember(absl::string_view code, absl::string_view message, absl::string_view field,
-                      base::JsonWriter* w) {
+                      base::JsonWriter* w, absl::string_view current_generation) {
   w->Key("error").BeginObject();
   w->Key("code").String(code);
   w->Key("message").String(message);
   if (!field.empty()) w->Key("field").String(field);
+  // proto3: int64 as a decimal string.
+  if (!current_generation.empty()) w->Key("currentGeneration").String(current_generation);
   w->EndObject();
 }
 
@@ -193,8 +195,12 @@ int HttpStatusFromCode(absl::StatusCode code) {
 
 Response ErrorFromStatus(const absl::Status& status) {
   if (status.ok()) return JsonError(500, "INTERNAL", "an error was expected but none was given");
-  return JsonError(HttpStatusFromCode(status.code()), absl::StatusCodeToString(status.code()),
-                   status.message(), base::FieldOf(status));
+  base::JsonWriter writer;
+  writer.BeginObject();
+  WriteErrorMember(absl::StatusCodeToString(status.code()), status.message(), base::FieldOf(status),
+                   &writer, base::CurrentGenerationOf(status).value_or(""));
+  writer.EndObject();
+  return JsonResponse(HttpStatusFromCode(status.code()), writer.Take());
 }
 
 }  // namespace hawk::http

@@ -46,9 +46,10 @@ std::string EncodeChunk(absl::string_view data);
 inline constexpr absl::string_view kLastChunk = "0\r\n\r\n";
 
 // Writes the `"error":{"code":"…","message":"…","field":"…"}` member of every error body into
-// the object `w` is inside; "field" only when non-empty.
+// the object `w` is inside; "field" only when non-empty, and "currentGeneration" (the generation
+// hawk holds, on a 409 for an out-of-order push) only when given.
 void WriteErrorMember(absl::string_view code, absl::string_view message, absl::string_view field,
-                      base::JsonWriter* w);
+                      base::JsonWriter* w, absl::string_view current_generation = "");
 
 // `status` with `body` as application/json.
 Response JsonResponse(int status, std::string body);

@@ -100,13 +100,9 @@ absl::StatusOr<std::vector<PatternRefInfo>> ParseAclList(absl::string_view reply
   return ParseList("show acl", reply);
 }
 
-absl::StatusOr<std::vector<MapEntry>> ParseMapEntries(absl::string_view reply) {
+absl::Status ForEachMapEntry(absl::string_view reply, const MapEntryVisitor& on_entry) {
   constexpr absl::string_view kWhat = "show map <map>";
-  absl::StatusOr<std::vector<Line>> lines = internal::SplitReplyLines(kWhat, reply);
-  if (!lines.ok()) return lines.status();
-  std::vector<MapEntry> entries;
-  entries.reserve(lines->size());
-  for (const Line& line : *lines) {
+  return internal::ForEachReplyLine(kWhat, reply, [&](const Line& line) -> absl::Status {
     absl::string_view ref;
     absl::string_view rest;
     absl::Status status = SplitEntry(kWhat, line, "expected a key", &ref, &rest);
@@ -116,24 +112,39 @@ absl::StatusOr<std::vector<MapEntry>> ParseMapEntries(absl::string_view reply) {
     if (key.empty()) return LineError(kWhat, line, "expected a key");
     absl::string_view value =
         space == absl::string_view::npos ? absl::string_view() : rest.substr(space + 1);
-    entries.push_back(MapEntry{std::string(ref), std::string(key), std::string(value)});
-  }
-  return entries;
+    on_entry(ref, key, value);
+    return absl::OkStatus();
+  });
 }
 
-absl::StatusOr<std::vector<AclEntry>> ParseAclEntries(absl::string_view reply) {
+absl::Status ForEachAclEntry(absl::string_view reply, const AclEntryVisitor& on_entry) {
   constexpr absl::string_view kWhat = "show acl <acl>";
-  absl::StatusOr<std::vector<Line>> lines = internal::SplitReplyLines(kWhat, reply);
-  if (!lines.ok()) return lines.status();
-  std::vector<AclEntry> entries;
-  entries.reserve(lines->size());
-  for (const Line& line : *lines) {
+  return internal::ForEachReplyLine(kWhat, reply, [&](const Line& line) -> absl::Status {
     absl::string_view ref;
     absl::string_view pattern;
     absl::Status status = SplitEntry(kWhat, line, "expected a pattern", &ref, &pattern);
     if (!status.ok()) return status;
-    entries.push_back(AclEntry{std::string(ref), std::string(pattern)});
-  }
+    on_entry(ref, pattern);
+    return absl::OkStatus();
+  });
+}
+
+absl::StatusOr<std::vector<MapEntry>> ParseMapEntries(absl::string_view reply) {
+  std::vector<MapEntry> entries;
+  absl::Status status = ForEachMapEntry(
+      reply, [&](absl::string_view ref, absl::string_view key, absl::string_view value) {
+        entries.push_back(MapEntry{std::string(ref), std::string(key), std::string(value)});
+      });
+  if (!status.ok()) return status;
+  return entries;
+}
+
+absl::StatusOr<std::vector<AclEntry>> ParseAclEntries(absl::string_view reply) {
+  std::vector<AclEntry> entries;
+  absl::Status status = ForEachAclEntry(reply, [&](absl::string_view ref, absl::string_view p) {
+    entries.push_back(AclEntry{std::string(ref), std::string(p)});
+  });
+  if (!status.ok()) return status;
   return entries;
 }
 

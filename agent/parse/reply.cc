@@ -72,6 +72,9 @@ ReplyCode ClassifyErrorLine(absl::string_view line) {
   if (line == "No such backend.") return ReplyCode::kNoSuchBackend;
   if (absl::StartsWith(line, "Unknown map identifier")) return ReplyCode::kUnknownMap;
   if (absl::StartsWith(line, "Unknown ACL identifier")) return ReplyCode::kUnknownAcl;
+  // Same texts on 2.6 and 3.4 (checked on both binaries).
+  if (line == "entry not found.") return ReplyCode::kEntryNotFound;
+  if (line == "Key not found.") return ReplyCode::kKeyNotFound;
   // 2.6: "Unknown command, but maybe …" (worker), "Unknown command. Please enter …" (master);
   // 3.x: "Unknown command: 'x', but maybe …".
   if (absl::StartsWith(line, "Unknown command")) return ReplyCode::kUnknownCommand;
@@ -101,6 +104,10 @@ absl::string_view ReplyCodeName(ReplyCode code) {
       return "unknown_map";
     case ReplyCode::kUnknownAcl:
       return "unknown_acl";
+    case ReplyCode::kEntryNotFound:
+      return "entry_not_found";
+    case ReplyCode::kKeyNotFound:
+      return "key_not_found";
     case ReplyCode::kUnknownCommand:
       return "unknown_command";
     case ReplyCode::kTargetNotFound:

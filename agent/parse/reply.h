@@ -28,6 +28,8 @@ enum class ReplyCode {
   kNoSuchBackend,     // "No such backend."
   kUnknownMap,        // "Unknown map identifier. Please use #<id> or <file>."
   kUnknownAcl,        // "Unknown ACL identifier. Please use #<id> or <file>."
+  kEntryNotFound,     // "entry not found.": `set map` on a key the map does not hold
+  kKeyNotFound,       // "Key not found.": `del map|acl` on a key or pattern that is not there
   kUnknownCommand,    // "Unknown command…" or a bare help listing ("The following commands are
                       // valid at this level:"), which is also how the master answers a line
                       // longer than ~15 KB

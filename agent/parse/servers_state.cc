@@ -112,9 +112,8 @@ std::string FieldText(const Field& field, const ServerStateRow& row) {
   return absl::StrCat(row.*field.int64_field);
 }
 
-}  // namespace
-
-absl::StatusOr<std::vector<ServerStateRow>> ParseServersState(absl::string_view reply) {
+absl::Status WalkServersState(absl::string_view reply, bool keep_columns,
+                              const std::function<void(ServerStateRow*)>& on_row) {
   absl::StatusOr<std::vector<Line>> lines = internal::SplitReplyLines(kWhat, reply);
   if (!lines.ok()) return lines.status();
   if (lines->empty()) return absl::InvalidArgumentError("show servers state: empty reply");
@@ -158,7 +157,7 @@ absl::StatusOr<std::vector<ServerStateRow>> ParseServersState(absl::string_view 
     }
   }
 
-  std::vector<ServerStateRow> rows;
+  ServerStateRow row;
   for (size_t i = 2; i < lines->size(); ++i) {
     const Line& line = (*lines)[i];
     if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line.text), "#")) continue;
@@ -167,17 +166,34 @@ absl::StatusOr<std::vector<ServerStateRow>> ParseServersState(absl::string_view 
       return LineError(kWhat, line,
                        absl::StrCat("expected ", names.size(), " fields, got ", values.size()));
     }
-    ServerStateRow row;
-    row.columns.reserve(values.size());
+    row = ServerStateRow{};
+    if (keep_columns) row.columns.reserve(values.size());
     for (size_t c = 0; c < values.size(); ++c) {
-      row.columns.try_emplace(names[c], values[c]);
+      if (keep_columns) row.columns.try_emplace(names[c], values[c]);
       if (standard[c] == kExtraColumn) continue;
       absl::Status status = SetField(line, names[c], kFields[standard[c]], values[c], &row);
       if (!status.ok()) return status;
     }
-    rows.push_back(std::move(row));
+    on_row(&row);
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<ServerStateRow>> ParseServersState(absl::string_view reply) {
+  std::vector<ServerStateRow> rows;
+  absl::Status status =
+      WalkServersState(reply, /*keep_columns=*/true,
+                       [&rows](ServerStateRow* row) { rows.push_back(std::move(*row)); });
+  if (!status.ok()) return status;
   return rows;
+}
+
+absl::Status ForEachServerState(absl::string_view reply,
+                                const std::function<void(const ServerStateRow&)>& on_row) {
+  return WalkServersState(reply, /*keep_columns=*/false,
+                          [&on_row](ServerStateRow* row) { on_row(*row); });
 }
 
 std::string FormatServersStateFile(const std::vector<ServerStateRow>& rows) {

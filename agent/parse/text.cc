@@ -31,30 +31,35 @@ absl::string_view StripTrailingNewlines(absl::string_view text) {
   return text;
 }
 
-absl::StatusOr<std::vector<Line>> SplitReplyLines(absl::string_view what, absl::string_view reply) {
+absl::Status CheckReplySize(absl::string_view what, absl::string_view reply) {
   if (reply.size() > kMaxReplyBytes) {
     return absl::InvalidArgumentError(absl::StrCat(what, ": reply of ", reply.size(),
                                                    " bytes is over the limit of ", kMaxReplyBytes));
   }
-  std::vector<Line> lines;
-  absl::string_view body = StripTrailingNewlines(reply);
-  if (body.empty()) return lines;
-  size_t number = 0;
-  for (absl::string_view text : absl::StrSplit(body, '\n')) {
-    ++number;
-    Line line{number, text};
-    if (text.size() > kMaxLineBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(what, ": line ", number, " is ", text.size(),
-                                                     " bytes long, over the limit of ",
-                                                     kMaxLineBytes));
-    }
-    if (text.empty()) {
-      return LineError(what, line,
-                       "unexpected empty line before the end of the reply (two replies framed "
-                       "as one?)");
-    }
-    lines.push_back(line);
+  return absl::OkStatus();
+}
+
+absl::Status CheckReplyLine(absl::string_view what, const Line& line) {
+  if (line.text.size() > kMaxLineBytes) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": line ", line.number, " is ", line.text.size(),
+                     " bytes long, over the limit of ", kMaxLineBytes));
   }
+  if (line.text.empty()) {
+    return LineError(what, line,
+                     "unexpected empty line before the end of the reply (two replies framed as "
+                     "one?)");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<Line>> SplitReplyLines(absl::string_view what, absl::string_view reply) {
+  std::vector<Line> lines;
+  absl::Status status = ForEachReplyLine(what, reply, [&lines](const Line& line) {
+    lines.push_back(line);
+    return absl::OkStatus();
+  });
+  if (!status.ok()) return status;
   return lines;
 }
 

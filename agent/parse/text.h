@@ -36,6 +36,12 @@ struct Line {
 // command in the error messages ("show proc").
 absl::StatusOr<std::vector<Line>> SplitReplyLines(absl::string_view what, absl::string_view reply);
 
+// The same rules, one line at a time: `on_line(const Line&)` returns a Status, and the first
+// error (the parser's or the callback's) ends the walk. For replies of 100,000 lines, which
+// SplitReplyLines would copy into a vector first.
+template <typename OnLine>
+absl::Status ForEachReplyLine(absl::string_view what, absl::string_view reply, OnLine&& on_line);
+
 // Drops trailing '\n' characters only (never spaces: they can be data).
 absl::string_view StripTrailingNewlines(absl::string_view text);
 
@@ -64,6 +70,25 @@ bool IsPointer(absl::string_view text);
 // human_time()'s short forms in `show sess` ("2s", "1m12s", "3d4h"). nullopt if malformed or
 // absurdly large (over ~30,000 years).
 absl::optional<int64_t> ParseDuration(absl::string_view text);
+
+// Checks one line against the rules of SplitReplyLines.
+absl::Status CheckReplyLine(absl::string_view what, const Line& line);
+absl::Status CheckReplySize(absl::string_view what, absl::string_view reply);
+
+template <typename OnLine>
+absl::Status ForEachReplyLine(absl::string_view what, absl::string_view reply, OnLine&& on_line) {
+  if (absl::Status size = CheckReplySize(what, reply); !size.ok()) return size;
+  absl::string_view body = StripTrailingNewlines(reply);
+  size_t number = 0;
+  while (!body.empty()) {
+    size_t nl = body.find('\n');
+    Line line{++number, body.substr(0, nl)};
+    body = nl == absl::string_view::npos ? absl::string_view() : body.substr(nl + 1);
+    if (absl::Status ok = CheckReplyLine(what, line); !ok.ok()) return ok;
+    if (absl::Status ok = on_line(line); !ok.ok()) return ok;
+  }
+  return absl::OkStatus();
+}
 
 }  // namespace internal
 }  // namespace hawk::parse

@@ -30,11 +30,6 @@ const char* StateWord(model::ServerState state) {
   return "ready";
 }
 
-bool IsServerAction(ActionKind kind) {
-  return kind == ActionKind::kSetAddress || kind == ActionKind::kSetFqdn ||
-         kind == ActionKind::kSetWeight || kind == ActionKind::kSetState;
-}
-
 absl::StatusOr<std::string> ServerCommandText(const Action& action) {
   ASSIGN_OR_RETURN(std::string backend, EscapeArgument(action.backend));
   ASSIGN_OR_RETURN(std::string server, EscapeArgument(action.server));
@@ -57,8 +52,7 @@ absl::StatusOr<std::string> ServerCommandText(const Action& action) {
     case ActionKind::kSetState:
       absl::StrAppend(&text, " state ", StateWord(action.state));
       return text;
-    case ActionKind::kReplaceMap:
-    case ActionKind::kReplaceAcl:
+    default:
       break;
   }
   return absl::InvalidArgumentError("not a server action");
@@ -82,17 +76,18 @@ class PayloadBatcher {
     fixed_ = cli::ForWorker(pid_, command_).line.size() + 4 + 1;
   }
 
-  // Whether `line` fits in a payload command at all.
-  bool Fits(absl::string_view line) const {
-    return fixed_ + line.size() + 1 <= cli::kMaxCommandWithPayloadBytes &&
-           line.size() <= cli::kMaxLineBytes;
+  // Whether the line "key value" fits in a payload command at all.
+  bool Fits(absl::string_view key, absl::string_view value) const {
+    size_t line = key.size() + 1 + value.size();
+    return fixed_ + line + 1 <= cli::kMaxCommandWithPayloadBytes && line <= cli::kMaxLineBytes;
   }
 
-  void Add(std::string line) {
-    if (bytes_ + line.size() + 1 > cli::kMaxCommandWithPayloadBytes) Flush();
+  void Add(absl::string_view key, absl::string_view value) {
+    size_t line = key.size() + 1 + value.size();
+    if (bytes_ + line + 1 > cli::kMaxCommandWithPayloadBytes) Flush();
     if (lines_.empty()) bytes_ = fixed_;
-    bytes_ += line.size() + 1;
-    lines_.push_back(std::move(line));
+    bytes_ += line + 1;
+    absl::StrAppend(&lines_, key, " ", value, "\n");
   }
 
   void Flush() {
@@ -108,41 +103,47 @@ class PayloadBatcher {
   std::vector<cli::Command>* out_;
   size_t fixed_ = 0;
   size_t bytes_ = 0;
-  std::vector<std::string> lines_;
+  std::string lines_;
 };
+
+// `add map <target> <key> <value>` with escaped words, for an entry that cannot go in a payload.
+absl::StatusOr<cli::Command> AddMapWordsCommand(int pid, absl::string_view map,
+                                                absl::string_view target, absl::string_view key,
+                                                absl::string_view value) {
+  auto error = [&](absl::string_view problem) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("add map to ", map, " on worker ", pid, ": key ", Short(key), ": ", problem));
+  };
+  if (key.empty()) return error("an empty key cannot be sent");
+  if (value.empty()) {
+    return error(
+        "an empty value can only be sent in a payload, which this key cannot go in (space, "
+        "tab or leading '#')");
+  }
+  absl::StatusOr<std::string> escaped_key = EscapeArgument(key);
+  if (!escaped_key.ok()) return error(escaped_key.status().message());
+  absl::StatusOr<std::string> escaped_value = EscapeArgument(value);
+  if (!escaped_value.ok()) return error(escaped_value.status().message());
+  cli::Command command =
+      cli::ForWorker(pid, absl::StrCat("add map ", target, " ", *escaped_key, " ", *escaped_value));
+  if (command.line.size() > cli::kMaxLineBytes) {
+    return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
+                              cli::kMaxLineBytes, " a CLI line may hold"));
+  }
+  return command;
+}
 
 absl::Status AddMapEntries(int pid, const Action& action, absl::string_view target,
                            std::vector<cli::Command>* out) {
   std::string add = absl::StrCat("add map ", target);
   PayloadBatcher batcher(pid, add, out);
-  for (const model::MapEntry& entry : action.entries) {
-    auto error = [&](absl::string_view problem) {
-      return absl::InvalidArgumentError(absl::StrCat("add map to ", action.map_or_acl,
-                                                     " on worker ", pid, ": key ", Short(entry.key),
-                                                     ": ", problem));
-    };
-    if (entry.key.empty()) return error("an empty key cannot be sent");
-    if (IsPayloadSafeKey(entry.key) && IsPayloadSafeValue(entry.value)) {
-      std::string line = absl::StrCat(entry.key, " ", entry.value);
-      if (batcher.Fits(line)) {
-        batcher.Add(std::move(line));
-        continue;
-      }
+  for (const auto& [key, value] : action.content->Sorted()) {
+    if (IsPayloadSafeKey(key) && IsPayloadSafeValue(value) && batcher.Fits(key, value)) {
+      batcher.Add(key, value);
+      continue;
     }
-    if (entry.value.empty()) {
-      return error(
-          "an empty value can only be sent in a payload, which this key cannot go in (space, "
-          "tab or leading '#')");
-    }
-    absl::StatusOr<std::string> key = EscapeArgument(entry.key);
-    if (!key.ok()) return error(key.status().message());
-    absl::StatusOr<std::string> value = EscapeArgument(entry.value);
-    if (!value.ok()) return error(value.status().message());
-    cli::Command command = cli::ForWorker(pid, absl::StrCat(add, " ", *key, " ", *value));
-    if (command.line.size() > cli::kMaxLineBytes) {
-      return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
-                                cli::kMaxLineBytes, " a CLI line may hold"));
-    }
+    ASSIGN_OR_RETURN(cli::Command command,
+                     AddMapWordsCommand(pid, action.map_or_acl, target, key, value));
     batcher.Flush();  // keep the entries in their order
     out->push_back(std::move(command));
   }
@@ -150,25 +151,59 @@ absl::Status AddMapEntries(int pid, const Action& action, absl::string_view targ
   return absl::OkStatus();
 }
 
+absl::StatusOr<cli::Command> AclPatternCommand(int pid, absl::string_view verb,
+                                               absl::string_view acl, absl::string_view target,
+                                               absl::string_view pattern) {
+  auto error = [&](absl::string_view problem) {
+    return absl::InvalidArgumentError(absl::StrCat(verb, " acl ", acl, " on worker ", pid,
+                                                   ": pattern ", Short(pattern), ": ", problem));
+  };
+  if (pattern.empty()) return error("an empty pattern cannot be sent");
+  absl::StatusOr<std::string> escaped = EscapeArgument(pattern);
+  if (!escaped.ok()) return error(escaped.status().message());
+  cli::Command command = cli::ForWorker(pid, absl::StrCat(verb, " acl ", target, " ", *escaped));
+  if (command.line.size() > cli::kMaxLineBytes) {
+    return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
+                              cli::kMaxLineBytes, " a CLI line may hold"));
+  }
+  return command;
+}
+
 absl::Status AddAclPatterns(int pid, const Action& action, absl::string_view target,
                             std::vector<cli::Command>* out) {
-  for (const std::string& pattern : action.patterns) {
-    auto error = [&](absl::string_view problem) {
-      return absl::InvalidArgumentError(absl::StrCat("add acl to ", action.map_or_acl,
-                                                     " on worker ", pid, ": pattern ",
-                                                     Short(pattern), ": ", problem));
-    };
-    if (pattern.empty()) return error("an empty pattern cannot be sent");
-    absl::StatusOr<std::string> escaped = EscapeArgument(pattern);
-    if (!escaped.ok()) return error(escaped.status().message());
-    cli::Command command = cli::ForWorker(pid, absl::StrCat("add acl ", target, " ", *escaped));
-    if (command.line.size() > cli::kMaxLineBytes) {
-      return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
-                                cli::kMaxLineBytes, " a CLI line may hold"));
-    }
+  for (const auto& [pattern, unused] : action.content->Sorted()) {
+    ASSIGN_OR_RETURN(cli::Command command,
+                     AclPatternCommand(pid, "add", action.map_or_acl, target, pattern));
     out->push_back(std::move(command));
   }
   return absl::OkStatus();
+}
+
+// `set map` / `del map` of one entry, escaped.
+absl::StatusOr<cli::Command> MapWordCommand(int pid, absl::string_view verb, absl::string_view map,
+                                            absl::string_view target, absl::string_view key,
+                                            absl::string_view value) {
+  auto error = [&](absl::string_view problem) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(verb, " map ", map, " on worker ", pid, ": key ", Short(key), ": ", problem));
+  };
+  if (key.empty()) return error("an empty key cannot be sent");
+  absl::StatusOr<std::string> escaped_key = EscapeArgument(key);
+  if (!escaped_key.ok()) return error(escaped_key.status().message());
+  std::string text = absl::StrCat(verb, " map ", target, " ", *escaped_key);
+  if (verb == "set") {
+    // A CLI word cannot be empty: the planner sends an empty value as del + add (payload).
+    if (value.empty()) return error("an empty value cannot be set with `set map`");
+    absl::StatusOr<std::string> escaped_value = EscapeArgument(value);
+    if (!escaped_value.ok()) return error(escaped_value.status().message());
+    absl::StrAppend(&text, " ", *escaped_value);
+  }
+  cli::Command command = cli::ForWorker(pid, text);
+  if (command.line.size() > cli::kMaxLineBytes) {
+    return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
+                              cli::kMaxLineBytes, " a CLI line may hold"));
+  }
+  return command;
 }
 
 }  // namespace
@@ -210,6 +245,40 @@ std::vector<cli::Command> ServerCommands(int pid, const Action& action) {
   return {std::move(command)};
 }
 
+absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
+                                                absl::string_view key, absl::string_view value) {
+  ASSIGN_OR_RETURN(std::string target, EscapeArgument(map));
+  if (IsPayloadSafeKey(key) && IsPayloadSafeValue(value) && value.empty()) {
+    // The only form that carries an empty value: the payload line "key ".
+    cli::Command command =
+        cli::ForWorkerWithPayload(pid, absl::StrCat("add map ", target), absl::StrCat(key, " \n"));
+    RETURN_IF_ERROR(cli::ValidateCommand(command));
+    return command;
+  }
+  return AddMapWordsCommand(pid, map, target, key, value);
+}
+
+absl::StatusOr<cli::Command> EntryCommand(int pid, const Action& action) {
+  ASSIGN_OR_RETURN(std::string target, EscapeArgument(action.map_or_acl));
+  const std::string& name = action.map_or_acl;
+  switch (action.kind) {
+    case ActionKind::kSetMapEntry:
+    case ActionKind::kUpsertMapEntry:
+      return MapWordCommand(pid, "set", name, target, action.key, action.value);
+    case ActionKind::kAddMapEntry:
+      return AddMapEntryCommand(pid, name, action.key, action.value);
+    case ActionKind::kDelMapEntry:
+      return MapWordCommand(pid, "del", name, target, action.key, "");
+    case ActionKind::kAddAclPattern:
+      return AclPatternCommand(pid, "add", name, target, action.key);
+    case ActionKind::kDelAclPattern:
+      return AclPatternCommand(pid, "del", name, target, action.key);
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat(action.object(), ": not a map entry or ACL pattern action"));
+  }
+}
+
 cli::Command PrepareCommand(int pid, const Action& action) {
   absl::StatusOr<absl::string_view> kind = PatternKind(action);
   absl::StatusOr<std::string> name = EscapeArgument(action.map_or_acl);
@@ -225,6 +294,10 @@ absl::StatusOr<std::vector<cli::Command>> TransactionCommands(int pid, const Act
   if (version < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("commit ", kind, " ", action.map_or_acl, ": negative version ", version));
+  }
+  if (action.content == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(kind, " ", action.map_or_acl, ": replace without content"));
   }
   absl::StatusOr<std::string> name = EscapeArgument(action.map_or_acl);
   if (!name.ok() || name->empty()) {

@@ -24,13 +24,19 @@
 //     empty).
 //   - Each payload command stays within cli::kMaxCommandWithPayloadBytes (12 KiB, prefix, " <<",
 //     every LF and the final empty line included): 2.6 silently applies nothing past ~21 KB and
-//     3.4.0 runs the tail of a ~32 KB payload as commands. Entries are sent in the order of
-//     Action::entries; an escaped entry closes the payload before it.
+//     3.4.0 runs the tail of a ~32 KB payload as commands. Entries are sent sorted by key; an
+//     escaped entry closes the payload before it.
 //   - An entry whose payload line would not fit in 12 KiB is sent escaped, as a single line of
 //     at most cli::kMaxLineBytes; longer than that, TransactionCommands fails.
 // ACLs get no payload: `add acl` refuses one ("'add acl' expects two parameters: ACL identifier
 // and pattern." on 2.6.12; the same check is in later src/map.c), so every pattern is one
 // escaped `add acl @N <name> <pattern>`.
+//
+// Per-entry commands (EntryCommand) change the live map or ACL, one entry each: `set map <name>
+// <key> <value>`, `add map <name> <key> <value>`, `del map <name> <key>`, `add|del acl <name>
+// <pattern>`. Their replies (same on 2.6 and 3.4): "" on success, "entry not found." for `set
+// map` on a key the map lacks, "Key not found." for `del` of what is not there. 2.6's `del map`
+// removes every entry with that key, 3.4's only the first one: hawk never creates duplicates.
 
 #include <cstdint>
 #include <string>
@@ -56,11 +62,21 @@ std::vector<cli::Command> ServerCommands(int pid, const Action& action);
 cli::Command PrepareCommand(int pid, const Action& action);
 
 // The rest of the transaction once `prepare` answered version `version`: the `add map|acl @N`
-// commands, then `commit map|acl @N <name>`. InvalidArgument for a server action, a negative
-// version, an empty key or pattern, an empty value whose key is not payload-safe, a byte no
-// escape can carry, or an entry longer than cli::kMaxLineBytes once escaped.
+// commands for Action::content, then `commit map|acl @N <name>`. InvalidArgument for an action
+// that is not a replace, a negative version, an empty key or pattern, an empty value whose key is
+// not payload-safe, a byte no escape can carry, or an entry longer than cli::kMaxLineBytes once
+// escaped.
 absl::StatusOr<std::vector<cli::Command>> TransactionCommands(int pid, const Action& action,
                                                               int64_t version);
+
+// The command of a per-entry action (kUpsertMapEntry: its `set map`). InvalidArgument for other
+// actions, and for entries no command can carry (an empty value with `set map`: the planner
+// sends those as del + add).
+absl::StatusOr<cli::Command> EntryCommand(int pid, const Action& action);
+// `add map <map> <key> <value>` (an empty value goes as the payload line "key "): kAddMapEntry,
+// and the second step of kUpsertMapEntry after "entry not found.".
+absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
+                                                absl::string_view key, absl::string_view value);
 
 // The payload-safety rules above, and the escaping of one CLI word.
 bool IsPayloadSafeKey(absl::string_view key);

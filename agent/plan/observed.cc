@@ -6,7 +6,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
+#include "agent/parse/servers_state.h"
 
 namespace hawk::plan {
 namespace {
@@ -36,45 +38,15 @@ absl::string_view FirstLine(absl::string_view text) {
 
 }  // namespace
 
-ObservedBackend FromServersState(const std::vector<parse::ServerStateRow>& rows) {
-  ObservedBackend backend;
-  for (const parse::ServerStateRow& row : rows) {
-    backend.servers[row.server] = ObservedServer{row.address,  row.port,        row.admin_state,
-                                                 row.op_state, row.user_weight, row.fqdn};
-  }
-  return backend;
-}
-
-absl::flat_hash_map<std::string, ObservedBackend> BackendsFromServersState(
-    const std::vector<parse::ServerStateRow>& rows) {
-  absl::flat_hash_map<std::string, ObservedBackend> backends;
-  for (const parse::ServerStateRow& row : rows) {
-    backends[row.backend].servers[row.server] = ObservedServer{
-        row.address, row.port, row.admin_state, row.op_state, row.user_weight, row.fqdn};
-  }
-  return backends;
-}
-
-ObservedMap FromMapEntries(const std::vector<parse::MapEntry>& entries) {
-  ObservedMap map;
-  map.lines.reserve(entries.size());
-  for (const parse::MapEntry& entry : entries) {
-    map.lines.push_back(absl::StrCat(entry.key, " ", entry.value));
-  }
-  return map;
-}
-
-ObservedAcl FromAclEntries(const std::vector<parse::AclEntry>& entries) {
-  ObservedAcl acl;
-  acl.patterns.reserve(entries.size());
-  for (const parse::AclEntry& entry : entries) acl.patterns.push_back(entry.pattern);
-  return acl;
-}
-
 absl::StatusOr<ObservedBackend> BackendFromReply(absl::string_view reply) {
   constexpr absl::string_view kWhat = "show servers state";
-  absl::StatusOr<std::vector<parse::ServerStateRow>> rows = parse::ParseServersState(reply);
-  if (rows.ok()) return FromServersState(*rows);
+  ObservedBackend backend;
+  absl::Status rows =
+      parse::ForEachServerState(reply, [&backend](const parse::ServerStateRow& row) {
+        backend.servers[row.server] = ObservedServer{row.address,  row.port,        row.admin_state,
+                                                     row.op_state, row.user_weight, row.fqdn};
+      });
+  if (rows.ok()) return backend;
   parse::ClassifiedReply classified = parse::ClassifyMutationReply(reply);
   if (absl::Status status = NotAboutTheObject(kWhat, classified); !status.ok()) return status;
   absl::string_view first = FirstLine(reply);
@@ -82,37 +54,44 @@ absl::StatusOr<ObservedBackend> BackendFromReply(absl::string_view reply) {
   // the parser's error, not an absent backend.
   if (first.empty() || first == "1" || absl::StartsWith(first, "#") ||
       absl::ascii_isdigit(static_cast<unsigned char>(first[0]))) {
-    return rows.status();
+    return rows;
   }
   return ObservedBackend{false, {}};
 }
 
-absl::StatusOr<ObservedMap> MapFromReply(absl::string_view reply) {
-  absl::StatusOr<std::vector<parse::MapEntry>> entries = parse::ParseMapEntries(reply);
-  if (entries.ok()) return FromMapEntries(*entries);
+// A map or ACL listing, or the reply that says the worker has none by that name.
+template <typename Walk>
+absl::StatusOr<ObservedTable> TableFromReply(absl::string_view what, absl::string_view reply,
+                                             Walk walk) {
+  ObservedTable table;
+  absl::Status entries = walk(&table);
+  if (entries.ok()) return table;
   parse::ClassifiedReply classified = parse::ClassifyMutationReply(reply);
-  if (absl::Status status = NotAboutTheObject("show map", classified); !status.ok()) {
-    return status;
-  }
+  if (absl::Status status = NotAboutTheObject(what, classified); !status.ok()) return status;
   if (classified.code == parse::ReplyCode::kUnknownMap ||
       classified.code == parse::ReplyCode::kUnknownAcl) {
-    return ObservedMap{false, {}};
+    ObservedTable absent;
+    absent.present = false;
+    return absent;
   }
-  return entries.status();
+  return entries;
 }
 
-absl::StatusOr<ObservedAcl> AclFromReply(absl::string_view reply) {
-  absl::StatusOr<std::vector<parse::AclEntry>> entries = parse::ParseAclEntries(reply);
-  if (entries.ok()) return FromAclEntries(*entries);
-  parse::ClassifiedReply classified = parse::ClassifyMutationReply(reply);
-  if (absl::Status status = NotAboutTheObject("show acl", classified); !status.ok()) {
-    return status;
-  }
-  if (classified.code == parse::ReplyCode::kUnknownMap ||
-      classified.code == parse::ReplyCode::kUnknownAcl) {
-    return ObservedAcl{false, {}};
-  }
-  return entries.status();
+absl::StatusOr<ObservedTable> MapFromReply(absl::string_view reply) {
+  return TableFromReply("show map", reply, [reply](ObservedTable* table) {
+    return parse::ForEachMapEntry(
+        reply, [table](absl::string_view, absl::string_view key, absl::string_view value) {
+          if (table->entries.Set(key, value).has_value()) table->duplicates = true;
+        });
+  });
+}
+
+absl::StatusOr<ObservedTable> AclFromReply(absl::string_view reply) {
+  return TableFromReply("show acl", reply, [reply](ObservedTable* table) {
+    return parse::ForEachAclEntry(reply, [table](absl::string_view, absl::string_view pattern) {
+      if (table->entries.Set(pattern, "").has_value()) table->duplicates = true;
+    });
+  });
 }
 
 }  // namespace hawk::plan

@@ -10,6 +10,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "agent/model/cli_safety.h"
 #include "agent/parse/servers_state.h"
 
 namespace hawk::plan {
@@ -18,8 +19,6 @@ namespace {
 constexpr char kFqdnPortReason[] =
     "the port of an FQDN server can only change with its address: HAProxy has no port-only "
     "`set server` command";
-constexpr char kUnsendableReason[] =
-    "cannot be sent on a CLI line: the name or address holds LF, CR or NUL";
 
 // An IP address in binary form: AF_INET or AF_INET6 and its bytes (4 or 16 used).
 struct IpAddress {
@@ -46,15 +45,6 @@ absl::optional<IpAddress> ParseIp(absl::string_view text) {
     return ip;
   }
   return absl::nullopt;
-}
-
-// Bytes that end a CLI line and that no escape can carry (cli::EscapeWord refuses them).
-bool Sendable(absl::string_view text) {
-  return text.find_first_of(absl::string_view("\n\r\0", 3)) == absl::string_view::npos;
-}
-
-std::string ServerObject(absl::string_view backend, absl::string_view server) {
-  return absl::StrCat("backend/", backend, "/server/", server);
 }
 
 // What the admin bits amount to: "MAINT (srv_admin_state 0x05: FMAINT CMAINT)", "READY".
@@ -90,16 +80,6 @@ bool StateHolds(model::ServerState state, int admin) {
   return false;
 }
 
-template <typename T>
-std::vector<const T*> SortedByName(const std::vector<T>& items) {
-  std::vector<const T*> sorted;
-  sorted.reserve(items.size());
-  for (const T& item : items) sorted.push_back(&item);
-  std::stable_sort(sorted.begin(), sorted.end(),
-                   [](const T* a, const T* b) { return a->name < b->name; });
-  return sorted;
-}
-
 Action ServerAction(ActionKind kind, absl::string_view backend, absl::string_view server) {
   Action action;
   action.kind = kind;
@@ -110,7 +90,7 @@ Action ServerAction(ActionKind kind, absl::string_view backend, absl::string_vie
 
 // Appends the server's actions in their safe order: state first when it stops traffic (MAINT,
 // DRAIN), last when it lets traffic in (READY), after the address and weight changes.
-void AppendInOrder(const model::DesiredServer& want, std::vector<Action> changes,
+void AppendInOrder(const model::ServerSpec& want, std::vector<Action> changes,
                    absl::optional<Action> state, Plan* plan) {
   bool state_first = state && want.state && *want.state != model::ServerState::kReady;
   if (state_first) plan->actions.push_back(std::move(*state));
@@ -118,9 +98,9 @@ void AppendInOrder(const model::DesiredServer& want, std::vector<Action> changes
   if (state && !state_first) plan->actions.push_back(std::move(*state));
 }
 
-void PlanServer(absl::string_view backend, const model::DesiredServer& want,
+void PlanServer(absl::string_view backend, absl::string_view name, const model::ServerSpec& want,
                 const ObservedServer& have, bool frozen, Plan* plan) {
-  std::string object = ServerObject(backend, want.name);
+  std::string object = ServerObject(backend, name);
   auto stale = [&](absl::string_view field, std::string desired, std::string actual,
                    absl::string_view reason) {
     plan->stale.push_back(StaleItem{object, std::string(field), std::move(desired),
@@ -138,7 +118,7 @@ void PlanServer(absl::string_view backend, const model::DesiredServer& want,
         stale("port", absl::StrCat(*want.port), absl::StrCat(have.port), kFrozenReason);
       }
     } else if (address_differs || port_differs) {
-      Action action = ServerAction(ActionKind::kSetAddress, backend, want.name);
+      Action action = ServerAction(ActionKind::kSetAddress, backend, name);
       action.address = want.address;
       action.port = want.port;  // when managed, always sent along: `addr <ip> port <p>`
       changes.push_back(std::move(action));
@@ -148,7 +128,7 @@ void PlanServer(absl::string_view backend, const model::DesiredServer& want,
       if (frozen) {
         stale("fqdn", want.address, have.fqdn, kFrozenReason);
       } else {
-        Action action = ServerAction(ActionKind::kSetFqdn, backend, want.name);
+        Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
         action.fqdn = want.address;
         changes.push_back(std::move(action));
       }
@@ -162,7 +142,7 @@ void PlanServer(absl::string_view backend, const model::DesiredServer& want,
     if (frozen) {
       stale("weight", absl::StrCat(*want.weight), absl::StrCat(have.user_weight), kFrozenReason);
     } else {
-      Action action = ServerAction(ActionKind::kSetWeight, backend, want.name);
+      Action action = ServerAction(ActionKind::kSetWeight, backend, name);
       action.weight = *want.weight;
       changes.push_back(std::move(action));
     }
@@ -174,7 +154,7 @@ void PlanServer(absl::string_view backend, const model::DesiredServer& want,
       if (frozen) {
         stale("state", model::ServerStateName(*want.state), DescribeAdmin(admin), kFrozenReason);
       } else {
-        state = ServerAction(ActionKind::kSetState, backend, want.name);
+        state = ServerAction(ActionKind::kSetState, backend, name);
         state->state = *want.state;
       }
     }
@@ -200,114 +180,261 @@ void PlanServer(absl::string_view backend, const model::DesiredServer& want,
   AppendInOrder(want, std::move(changes), std::move(state), plan);
 }
 
-void PlanBackends(const model::DesiredState& desired, const ObservedWorker& observed, bool frozen,
-                  Plan* plan) {
-  for (const model::DesiredBackend* backend : SortedByName(desired.backends)) {
-    std::string backend_object = absl::StrCat("backend/", backend->name);
-    if (!Sendable(backend->name)) {
-      plan->stale.push_back(StaleItem{backend_object, "", "present", "unknown", kUnsendableReason});
-      continue;
+// Every managed field of a server, for a worker whose state is unknown.
+void PlanServerFully(absl::string_view backend, absl::string_view name,
+                     const model::ServerSpec& spec, Plan* plan) {
+  std::vector<Action> changes;
+  if (model::IsIpLiteral(spec.address)) {
+    Action action = ServerAction(ActionKind::kSetAddress, backend, name);
+    action.address = spec.address;
+    action.port = spec.port;
+    changes.push_back(std::move(action));
+  } else {
+    Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
+    action.fqdn = spec.address;
+    changes.push_back(std::move(action));
+  }
+  if (spec.weight) {
+    Action action = ServerAction(ActionKind::kSetWeight, backend, name);
+    action.weight = *spec.weight;
+    changes.push_back(std::move(action));
+  }
+  absl::optional<Action> state;
+  if (spec.state) {
+    state = ServerAction(ActionKind::kSetState, backend, name);
+    state->state = *spec.state;
+  }
+  AppendInOrder(spec, std::move(changes), std::move(state), plan);
+}
+
+std::string OptionalText(const absl::optional<int>& value) {
+  return value ? absl::StrCat(*value) : "unmanaged";
+}
+
+// The fields of a server that changed from `before` to `now`, for a worker that held `before`.
+void PlanServerChange(absl::string_view backend, absl::string_view name,
+                      const model::ServerSpec& before, const model::ServerSpec& now, bool frozen,
+                      Plan* plan) {
+  std::string object = ServerObject(backend, name);
+  auto stale = [&](absl::string_view field, std::string desired, std::string actual,
+                   absl::string_view reason) {
+    plan->stale.push_back(StaleItem{object, std::string(field), std::move(desired),
+                                    std::move(actual), std::string(reason)});
+  };
+  std::vector<Action> changes;
+  absl::optional<Action> state;
+  bool ip = model::IsIpLiteral(now.address);
+  bool address_changed = before.address != now.address;
+  bool port_changed = now.port && now.port != before.port;
+  if (ip && (address_changed || port_changed)) {
+    if (frozen) {
+      if (address_changed) stale("address", now.address, before.address, kFrozenReason);
+      if (port_changed)
+        stale("port", OptionalText(now.port), OptionalText(before.port), kFrozenReason);
+    } else {
+      Action action = ServerAction(ActionKind::kSetAddress, backend, name);
+      action.address = now.address;
+      action.port = now.port;
+      changes.push_back(std::move(action));
     }
-    auto found = observed.backends.find(backend->name);
-    if (found == observed.backends.end() || !found->second.present) {
-      plan->stale.push_back(StaleItem{backend_object, "", "present", "absent",
-                                      absl::StrCat("worker has no backend ", backend->name)});
-      continue;
+  } else if (!ip) {
+    if (address_changed) {
+      if (frozen) {
+        stale("fqdn", now.address, before.address, kFrozenReason);
+      } else {
+        Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
+        action.fqdn = now.address;
+        changes.push_back(std::move(action));
+      }
     }
-    const ObservedBackend& have = found->second;
-    for (const model::DesiredServer* server : SortedByName(backend->servers)) {
-      std::string object = ServerObject(backend->name, server->name);
-      if (!Sendable(server->name) || !Sendable(server->address)) {
-        plan->stale.push_back(StaleItem{object, "", "present", "unknown", kUnsendableReason});
-        continue;
-      }
-      auto have_server = have.servers.find(server->name);
-      if (have_server == have.servers.end()) {
-        plan->stale.push_back(
-            StaleItem{object, "", "present", "absent",
-                      absl::StrCat("worker has no server ", backend->name, "/", server->name)});
-        continue;
-      }
-      PlanServer(backend->name, *server, have_server->second, frozen, plan);
+    if (port_changed) {
+      stale("port", OptionalText(now.port), OptionalText(before.port), kFqdnPortReason);
     }
   }
-}
-
-std::vector<std::string> SortedLines(const std::vector<model::MapEntry>& entries) {
-  std::vector<std::string> lines;
-  lines.reserve(entries.size());
-  for (const model::MapEntry& entry : entries) {
-    lines.push_back(absl::StrCat(entry.key, " ", entry.value));
+  if (now.weight && now.weight != before.weight) {
+    if (frozen) {
+      stale("weight", OptionalText(now.weight), OptionalText(before.weight), kFrozenReason);
+    } else {
+      Action action = ServerAction(ActionKind::kSetWeight, backend, name);
+      action.weight = *now.weight;
+      changes.push_back(std::move(action));
+    }
   }
-  std::sort(lines.begin(), lines.end());
-  return lines;
+  if (now.state && now.state != before.state) {
+    if (frozen) {
+      stale("state", model::ServerStateName(*now.state),
+            before.state ? model::ServerStateName(*before.state) : "unmanaged", kFrozenReason);
+    } else {
+      state = ServerAction(ActionKind::kSetState, backend, name);
+      state->state = *now.state;
+    }
+  }
+  AppendInOrder(now, std::move(changes), std::move(state), plan);
 }
 
-std::vector<std::string> SortedSet(std::vector<std::string> items) {
-  std::sort(items.begin(), items.end());
-  items.erase(std::unique(items.begin(), items.end()), items.end());
-  return items;
-}
-
-Action ReplaceMap(const model::DesiredMap& map) {
+Action TableAction(ActionKind kind, absl::string_view name) {
   Action action;
-  action.kind = ActionKind::kReplaceMap;
-  action.map_or_acl = map.name;
-  action.entries = map.entries;
+  action.kind = kind;
+  action.map_or_acl = std::string(name);
   return action;
 }
 
-Action ReplaceAcl(const model::DesiredAcl& acl) {
-  Action action;
-  action.kind = ActionKind::kReplaceAcl;
-  action.map_or_acl = acl.name;
-  action.patterns = acl.patterns;
+Action ReplaceTable(bool acl, absl::string_view name, const model::StringTable& content) {
+  Action action = TableAction(acl ? ActionKind::kReplaceAcl : ActionKind::kReplaceMap, name);
+  action.content = std::make_shared<const model::StringTable>(content);
   return action;
 }
 
-// The map or ACL's StaleItem when it cannot be planned on this worker, or nullopt.
-template <typename Observed>
-absl::optional<StaleItem> MissingPatternRef(absl::string_view kind, const std::string& name,
-                                            const absl::flat_hash_map<std::string, Observed>& have,
-                                            const Observed** found) {
+Action EntryAction(ActionKind kind, absl::string_view table, absl::string_view key,
+                   absl::string_view value = {}) {
+  Action action = TableAction(kind, table);
+  action.key = std::string(key);
+  action.value = std::string(value);
+  return action;
+}
+
+// A set (or upsert) of a map entry. A CLI word cannot be empty, so `set map` cannot carry an
+// empty value: that one goes as del + add, whose payload form can.
+void PushMapSet(ActionKind kind, absl::string_view map, absl::string_view key,
+                absl::string_view value, std::vector<Action>* out) {
+  if (value.empty()) {
+    out->push_back(EntryAction(ActionKind::kDelMapEntry, map, key));
+    out->push_back(EntryAction(ActionKind::kAddMapEntry, map, key, value));
+    return;
+  }
+  out->push_back(EntryAction(kind, map, key, value));
+}
+
+std::vector<std::string> SortedKeys(const model::StringTable& table) {
+  std::vector<std::string> keys;
+  keys.reserve(table.size());
+  table.ForEach([&keys](absl::string_view key, absl::string_view) { keys.emplace_back(key); });
+  std::sort(keys.begin(), keys.end());
+  return keys;
+}
+
+bool TooManyForEntries(size_t changed, size_t table_size) {
+  double limit = std::max(static_cast<double>(model::kReplaceMinKeys),
+                          model::kReplaceAboveFraction * static_cast<double>(table_size));
+  return static_cast<double>(changed) > limit;
+}
+
+bool HasBlankInKeys(const model::StringTable& table) {
+  bool blank = false;
+  table.ForEach([&blank](absl::string_view key, absl::string_view) {
+    if (!blank && key.find_first_of(" \t") != absl::string_view::npos) blank = true;
+  });
+  return blank;
+}
+
+// Whether `observed` holds exactly the lines "key value" of `desired`, compared as lines (see
+// ObservedTable for why a key with a space forces this).
+bool SameLines(const model::StringTable& desired, const model::StringTable& observed) {
+  if (desired.size() != observed.size()) return false;
+  absl::flat_hash_set<std::string> lines;
+  lines.reserve(observed.size());
+  observed.ForEach([&lines](absl::string_view k, absl::string_view v) {
+    lines.insert(absl::StrCat(k, " ", v));
+  });
+  bool same = true;
+  desired.ForEach([&](absl::string_view k, absl::string_view v) {
+    if (same && !lines.contains(absl::StrCat(k, " ", v))) same = false;
+  });
+  return same;
+}
+
+void PlanObservedTable(bool acl, const std::string& name, const model::StringTable& want,
+                       const ObservedTable* have, Plan* plan) {
+  absl::string_view kind = acl ? "acl" : "map";
   std::string object = absl::StrCat(kind, "/", name);
-  if (!Sendable(name)) return StaleItem{object, "", "present", "unknown", kUnsendableReason};
-  auto it = have.find(name);
-  if (it == have.end() || !it->second.present) {
-    return StaleItem{object, "", "present", "absent",
-                     absl::StrCat("worker has no ", kind, " ", name)};
+  if (have == nullptr || !have->present) {
+    plan->stale.push_back(StaleItem{object, "", "present", "absent",
+                                    absl::StrCat("worker has no ", kind, " ", name)});
+    return;
   }
-  *found = &it->second;
-  return absl::nullopt;
+  if (have->duplicates) {
+    plan->actions.push_back(ReplaceTable(acl, name, want));
+    return;
+  }
+  if (!acl && HasBlankInKeys(want)) {
+    if (!SameLines(want, have->entries)) plan->actions.push_back(ReplaceTable(acl, name, want));
+    return;
+  }
+  std::vector<Action> entries;
+  for (const auto& [key, value] : want.Sorted()) {
+    absl::optional<absl::string_view> got = have->entries.Find(key);
+    if (!got) {
+      entries.push_back(acl ? EntryAction(ActionKind::kAddAclPattern, name, key)
+                            : EntryAction(ActionKind::kAddMapEntry, name, key, value));
+    } else if (!acl && *got != value) {
+      PushMapSet(ActionKind::kSetMapEntry, name, key, value, &entries);
+    }
+  }
+  for (const auto& [key, unused] : have->entries.Sorted()) {
+    if (!want.Contains(key)) {
+      entries.push_back(
+          EntryAction(acl ? ActionKind::kDelAclPattern : ActionKind::kDelMapEntry, name, key));
+    }
+  }
+  if (TooManyForEntries(entries.size(), want.size())) {
+    plan->actions.push_back(ReplaceTable(acl, name, want));
+    return;
+  }
+  for (Action& action : entries) plan->actions.push_back(std::move(action));
 }
 
-void PlanPatternRefs(const model::DesiredState& desired, const ObservedWorker& observed,
-                     Plan* plan) {
-  for (const model::DesiredMap* map : SortedByName(desired.maps)) {
-    const ObservedMap* have = nullptr;
-    if (absl::optional<StaleItem> missing =
-            MissingPatternRef("map", map->name, observed.maps, &have)) {
-      plan->stale.push_back(std::move(*missing));
-      continue;
-    }
-    std::vector<std::string> have_lines = have->lines;
-    std::sort(have_lines.begin(), have_lines.end());
-    if (have_lines != SortedLines(map->entries)) plan->actions.push_back(ReplaceMap(*map));
+void PlanPendingTable(bool acl, const std::string& name, const PendingTable& pending,
+                      const model::StringTable* want, const PlanOptions& options, Plan* plan) {
+  if (pending.dropped || want == nullptr) return;  // no longer managed
+  if (pending.replace) {
+    plan->actions.push_back(ReplaceTable(acl, name, *want));
+    return;
   }
-  for (const model::DesiredAcl* acl : SortedByName(desired.acls)) {
-    const ObservedAcl* have = nullptr;
-    if (absl::optional<StaleItem> missing =
-            MissingPatternRef("acl", acl->name, observed.acls, &have)) {
-      plan->stale.push_back(std::move(*missing));
+  std::vector<std::string> keys = SortedKeys(pending.existed);
+  std::vector<std::string> absent = SortedKeys(pending.was_absent);
+  keys.insert(keys.end(), absent.begin(), absent.end());
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& key : keys) {
+    absl::optional<absl::string_view> now = want->Find(key);
+    absl::optional<absl::string_view> before = pending.existed.Find(key);
+    if (acl) {
+      if (now && !before) {
+        if (options.uncertain)
+          plan->actions.push_back(EntryAction(ActionKind::kDelAclPattern, name, key));
+        plan->actions.push_back(EntryAction(ActionKind::kAddAclPattern, name, key));
+      } else if (!now && before) {
+        plan->actions.push_back(EntryAction(ActionKind::kDelAclPattern, name, key));
+      }
       continue;
     }
-    if (SortedSet(have->patterns) != SortedSet(acl->patterns)) {
-      plan->actions.push_back(ReplaceAcl(*acl));
+    if (now && before && *now == *before && !options.uncertain) continue;  // changed back
+    if (now) {
+      if (!options.uncertain && !before) {
+        plan->actions.push_back(EntryAction(ActionKind::kAddMapEntry, name, key, *now));
+      } else {
+        PushMapSet(options.uncertain ? ActionKind::kUpsertMapEntry : ActionKind::kSetMapEntry, name,
+                   key, *now, &plan->actions);
+      }
+    } else if (before || options.uncertain) {
+      plan->actions.push_back(EntryAction(ActionKind::kDelMapEntry, name, key));
     }
   }
 }
 
 }  // namespace
+
+bool IsServerAction(ActionKind kind) {
+  return kind == ActionKind::kSetAddress || kind == ActionKind::kSetFqdn ||
+         kind == ActionKind::kSetWeight || kind == ActionKind::kSetState;
+}
+
+bool IsReplaceAction(ActionKind kind) {
+  return kind == ActionKind::kReplaceMap || kind == ActionKind::kReplaceAcl;
+}
+
+std::string ServerObject(absl::string_view backend, absl::string_view server) {
+  return absl::StrCat("backend/", backend, "/server/", server);
+}
 
 std::string Action::object() const {
   switch (kind) {
@@ -317,8 +444,14 @@ std::string Action::object() const {
     case ActionKind::kSetState:
       return ServerObject(backend, server);
     case ActionKind::kReplaceMap:
+    case ActionKind::kSetMapEntry:
+    case ActionKind::kAddMapEntry:
+    case ActionKind::kUpsertMapEntry:
+    case ActionKind::kDelMapEntry:
       return absl::StrCat("map/", map_or_acl);
     case ActionKind::kReplaceAcl:
+    case ActionKind::kAddAclPattern:
+    case ActionKind::kDelAclPattern:
       return absl::StrCat("acl/", map_or_acl);
   }
   return "";
@@ -338,73 +471,110 @@ std::string Action::field() const {
       return "entries";
     case ActionKind::kReplaceAcl:
       return "patterns";
+    case ActionKind::kSetMapEntry:
+    case ActionKind::kAddMapEntry:
+    case ActionKind::kUpsertMapEntry:
+    case ActionKind::kDelMapEntry:
+      return absl::StrCat("entries/", key);
+    case ActionKind::kAddAclPattern:
+    case ActionKind::kDelAclPattern:
+      return absl::StrCat("patterns/", key);
   }
   return "";
 }
 
-bool IsIpLiteral(absl::string_view text) { return ParseIp(text).has_value(); }
+bool operator==(const Action& a, const Action& b) {
+  bool same_content = a.content == b.content ||
+                      (a.content != nullptr && b.content != nullptr && *a.content == *b.content);
+  return a.kind == b.kind && a.backend == b.backend && a.server == b.server &&
+         a.address == b.address && a.port == b.port && a.fqdn == b.fqdn && a.weight == b.weight &&
+         a.state == b.state && a.map_or_acl == b.map_or_acl && a.key == b.key &&
+         a.value == b.value && same_content;
+}
+
+Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pending,
+                 const PlanOptions& options) {
+  Plan plan;
+  std::vector<const PendingChanges::ServerKey*> servers;
+  servers.reserve(pending.servers().size());
+  for (const auto& [key, unused] : pending.servers()) servers.push_back(&key);
+  std::sort(servers.begin(), servers.end(), [](const auto* a, const auto* b) { return *a < *b; });
+  for (const PendingChanges::ServerKey* key : servers) {
+    const auto& [backend, name] = *key;
+    const model::ServerSpec* now = desired.FindServer(backend, name);
+    if (now == nullptr) continue;  // no longer managed
+    const PendingServer& change = pending.servers().at(*key);
+    bool failed_before = options.stale_servers != nullptr &&
+                         options.stale_servers->contains(ServerObject(backend, name));
+    if (!change.before || failed_before) {
+      if (options.servers_frozen) {
+        // What the worker holds is unknown; every managed field is stale there.
+        plan.stale.push_back(
+            StaleItem{ServerObject(backend, name), "", now->address, "unknown", kFrozenReason});
+        continue;
+      }
+      PlanServerFully(backend, name, *now, &plan);
+      continue;
+    }
+    PlanServerChange(backend, name, *change.before, *now, options.servers_frozen, &plan);
+  }
+  for (const auto& [name, table] : model::SortedByName(pending.maps())) {
+    PlanPendingTable(/*acl=*/false, *name, *table, desired.FindMap(*name), options, &plan);
+  }
+  for (const auto& [name, table] : model::SortedByName(pending.acls())) {
+    PlanPendingTable(/*acl=*/true, *name, *table, desired.FindAcl(*name), options, &plan);
+  }
+  return plan;
+}
 
 Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observed,
                 const PlanOptions& options) {
   Plan plan;
-  PlanBackends(desired, observed, options.servers_frozen, &plan);
-  PlanPatternRefs(desired, observed, &plan);
+  for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
+    std::string backend_object = absl::StrCat("backend/", *name);
+    auto found = observed.backends.find(*name);
+    if (found == observed.backends.end() || !found->second.present) {
+      plan.stale.push_back(StaleItem{backend_object, "", "present", "absent",
+                                     absl::StrCat("worker has no backend ", *name)});
+      continue;
+    }
+    const ObservedBackend& have = found->second;
+    for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
+      auto have_server = have.servers.find(*server);
+      if (have_server == have.servers.end()) {
+        plan.stale.push_back(StaleItem{ServerObject(*name, *server), "", "present", "absent",
+                                       absl::StrCat("worker has no server ", *name, "/", *server)});
+        continue;
+      }
+      PlanServer(*name, *server, *spec, have_server->second, options.servers_frozen, &plan);
+    }
+  }
+  auto observed_table = [](const absl::flat_hash_map<std::string, ObservedTable>& tables,
+                           const std::string& name) -> const ObservedTable* {
+    auto it = tables.find(name);
+    return it == tables.end() ? nullptr : &it->second;
+  };
+  for (const auto& [name, table] : model::SortedByName(desired.maps)) {
+    PlanObservedTable(/*acl=*/false, *name, *table, observed_table(observed.maps, *name), &plan);
+  }
+  for (const auto& [name, table] : model::SortedByName(desired.acls)) {
+    PlanObservedTable(/*acl=*/true, *name, *table, observed_table(observed.acls, *name), &plan);
+  }
   return plan;
 }
 
 Plan PlanFullSeed(const model::DesiredState& desired) {
   Plan plan;
-  for (const model::DesiredBackend* backend : SortedByName(desired.backends)) {
-    if (!Sendable(backend->name)) {
-      plan.stale.push_back(StaleItem{absl::StrCat("backend/", backend->name), "", "present",
-                                     "unknown", kUnsendableReason});
-      continue;
-    }
-    for (const model::DesiredServer* server : SortedByName(backend->servers)) {
-      if (!Sendable(server->name) || !Sendable(server->address)) {
-        plan.stale.push_back(StaleItem{ServerObject(backend->name, server->name), "", "present",
-                                       "unknown", kUnsendableReason});
-        continue;
-      }
-      std::vector<Action> changes;
-      if (IsIpLiteral(server->address)) {
-        Action action = ServerAction(ActionKind::kSetAddress, backend->name, server->name);
-        action.address = server->address;
-        action.port = server->port;
-        changes.push_back(std::move(action));
-      } else {
-        Action action = ServerAction(ActionKind::kSetFqdn, backend->name, server->name);
-        action.fqdn = server->address;
-        changes.push_back(std::move(action));
-      }
-      if (server->weight) {
-        Action action = ServerAction(ActionKind::kSetWeight, backend->name, server->name);
-        action.weight = *server->weight;
-        changes.push_back(std::move(action));
-      }
-      absl::optional<Action> state;
-      if (server->state) {
-        state = ServerAction(ActionKind::kSetState, backend->name, server->name);
-        state->state = *server->state;
-      }
-      AppendInOrder(*server, std::move(changes), std::move(state), &plan);
+  for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
+    for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
+      PlanServerFully(*name, *server, *spec, &plan);
     }
   }
-  for (const model::DesiredMap* map : SortedByName(desired.maps)) {
-    if (!Sendable(map->name)) {
-      plan.stale.push_back(
-          StaleItem{absl::StrCat("map/", map->name), "", "present", "unknown", kUnsendableReason});
-      continue;
-    }
-    plan.actions.push_back(ReplaceMap(*map));
+  for (const auto& [name, table] : model::SortedByName(desired.maps)) {
+    plan.actions.push_back(ReplaceTable(/*acl=*/false, *name, *table));
   }
-  for (const model::DesiredAcl* acl : SortedByName(desired.acls)) {
-    if (!Sendable(acl->name)) {
-      plan.stale.push_back(
-          StaleItem{absl::StrCat("acl/", acl->name), "", "present", "unknown", kUnsendableReason});
-      continue;
-    }
-    plan.actions.push_back(ReplaceAcl(*acl));
+  for (const auto& [name, table] : model::SortedByName(desired.acls)) {
+    plan.actions.push_back(ReplaceTable(/*acl=*/true, *name, *table));
   }
   return plan;
 }

@@ -1,8 +1,16 @@
 #pragma once
 
-// The pure planner for one worker: (desired state, what the worker holds) → the minimal ordered
-// list of actions that makes the worker match, plus what it cannot fix there. Deterministic: the
-// same inputs give the same plan, byte for byte. commands.h turns actions into CLI commands.
+// The pure planner for one worker: → the ordered list of actions that makes the worker match the
+// desired state, plus what it cannot fix there. Three entry points, by what hawk knows of the
+// worker:
+//   - PlanChanges:  it held the desired state before the pending changes (plan/pending.h):
+//                   actions for the changed objects only, O(change). The hot path.
+//   - PlanFullSeed: nothing (a worker born from the configuration file): every managed field,
+//                   every map and ACL replaced. O(state), once per new worker.
+//   - PlanWorker:   what a full observation showed (observed.h): the minimal diff. O(state), for
+//                   workers hawk knows nothing about, after a failure, on the resync timer.
+// Deterministic: the same inputs give the same plan, byte for byte. commands.h turns actions into
+// CLI commands.
 //
 // Rules:
 //   - Only the backends' servers, maps and ACLs listed in the desired state are managed; a server
@@ -12,35 +20,49 @@
 //     observed address, and the port when managed: one kSetAddress. A hostname is compared
 //     case-insensitively with the observed fqdn: kSetFqdn. HAProxy has no port-only `set server`
 //     command, so a differing port of a hostname server is a StaleItem.
-//   - State (srv_admin_state bits FMAINT 0x01, IMAINT 0x02, CMAINT 0x04, FDRAIN 0x08, IDRAIN
-//     0x10, RMAINT 0x20): READY = neither FMAINT nor FDRAIN, DRAIN = FDRAIN without FMAINT,
-//     MAINT = FMAINT. hawk cannot clear IMAINT, IDRAIN or RMAINT: they become StaleItems, and
-//     FMAINT/FDRAIN are still fixed. CMAINT (config `disabled`) is ignored: it does not hold a
-//     server once FMAINT is cleared (SRV_ADMF_MAINT is 0x23).
+//   - State (srv_admin_state bits): READY = neither FMAINT nor FDRAIN, DRAIN = FDRAIN without
+//     FMAINT, MAINT = FMAINT. hawk cannot clear IMAINT, IDRAIN or RMAINT: they become
+//     StaleItems, and FMAINT/FDRAIN are still fixed. CMAINT (config `disabled`) is ignored: it
+//     does not hold a server once FMAINT is cleared (SRV_ADMF_MAINT is 0x23).
 //   - Order: backends by name, their servers by name, then maps by name, then ACLs by name.
 //     Within a server whose desired state is MAINT or DRAIN the state action comes first (stop
 //     traffic, then move it); when READY it comes last (never send traffic to the old address).
-//   - A map whose entries (as joined lines, see ObservedMap) differ as a multiset, or an ACL
-//     whose patterns differ as a set, is replaced whole (one transaction, commands.h).
+//   - Maps and ACLs: a few changed entries go as per-entry commands (`set|add|del map`,
+//     `add|del acl`), each atomic on its own; a table newly managed, changed in more than
+//     model::kReplaceAboveFraction of its entries, holding duplicates, or whose lines cannot be
+//     compared per key (a desired key with a space: see ObservedTable) is replaced whole, in one
+//     transaction (prepare, add @N, commit), atomic as a whole.
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/types/optional.h"
 #include "agent/model/desired.h"
 #include "agent/model/workers.h"
 #include "agent/plan/observed.h"
+#include "agent/plan/pending.h"
 
 namespace hawk::plan {
 
 enum class ActionKind {
-  kSetAddress,  // `set server b/s addr <ip> [port <p>]`
-  kSetFqdn,     // `set server b/s fqdn <name>`
-  kSetWeight,   // `set server b/s weight <w>`
-  kSetState,    // `set server b/s state ready|drain|maint`
-  kReplaceMap,  // prepare map → add map @N … → commit map @N
-  kReplaceAcl,  // prepare acl → add acl @N … → commit acl @N
+  kSetAddress,      // `set server b/s addr <ip> [port <p>]`
+  kSetFqdn,         // `set server b/s fqdn <name>`
+  kSetWeight,       // `set server b/s weight <w>`
+  kSetState,        // `set server b/s state ready|drain|maint`
+  kReplaceMap,      // prepare map → add map @N … → commit map @N, from `content`
+  kReplaceAcl,      // prepare acl → add acl @N … → commit acl @N, from `content`
+  kSetMapEntry,     // `set map <m> <k> <v>`: the worker holds k
+  kAddMapEntry,     // `add map <m> <k> <v>`: the worker does not hold k
+  kUpsertMapEntry,  // `set map`, then `add map` on "entry not found." (unknown whether it holds k)
+  kDelMapEntry,     // `del map <m> <k>` ("Key not found." means it is gone already: fine)
+  kAddAclPattern,   // `add acl <a> <p>`
+  kDelAclPattern,   // `del acl <a> <p>`
 };
+
+bool IsServerAction(ActionKind kind);
+bool IsReplaceAction(ActionKind kind);
 
 struct Action {
   ActionKind kind = ActionKind::kSetAddress;
@@ -50,16 +72,20 @@ struct Action {
   std::string fqdn;                                       // kSetFqdn
   int weight = 0;                                         // kSetWeight
   model::ServerState state = model::ServerState::kReady;  // kSetState
-  std::string map_or_acl;                // kReplaceMap, kReplaceAcl: the map or ACL name
-  std::vector<model::MapEntry> entries;  // kReplaceMap: the whole desired content
-  std::vector<std::string> patterns;     // kReplaceAcl: the whole desired content
+  std::string map_or_acl;  // map and ACL actions: the map or ACL name
+  std::string key;         // entry actions: the key or pattern
+  std::string value;       // kSet/kAdd/kUpsertMapEntry
+  // kReplaceMap, kReplaceAcl: the whole desired content, taken when the plan was made (a push
+  // may change the desired state while the transaction is under way).
+  std::shared_ptr<const model::StringTable> content;
 
   // "backend/be_app/server/SRV_1", "map//etc/haproxy/hosts.map", "acl//etc/x.acl".
   std::string object() const;
-  // "address", "fqdn", "weight", "state", "entries", "patterns".
+  // "address", "fqdn", "weight", "state", "entries", "patterns", "entries/<key>",
+  // "patterns/<pattern>".
   std::string field() const;
 
-  friend bool operator==(const Action&, const Action&) = default;
+  friend bool operator==(const Action& a, const Action& b);
 };
 
 // Something the plan cannot fix on this worker: {object, field, desired, actual, reason}, the
@@ -71,10 +97,16 @@ inline constexpr char kFrozenReason[] =
     "frozen: the leaving worker refuses server changes (Proxy is disabled.)";
 
 struct PlanOptions {
-  // A leaving worker that answered `Proxy is disabled.` (once its soft-stop has stopped its
-  // proxies it refuses every server command): its server diffs become StaleItems with
-  // kFrozenReason; maps and ACLs, which still work there, are still planned.
+  // A leaving worker that answered `Proxy is disabled.`: its server diffs become StaleItems with
+  // kFrozenReason; maps and ACLs are still planned.
   bool servers_frozen = false;
+  // PlanChanges: the last apply on this worker was cut short, so whether it holds a key may
+  // differ from what the summaries say: map upserts become kUpsertMapEntry, and an ACL pattern
+  // to add is deleted first (HAProxy keeps duplicates, and 3.4's `del acl` removes only one).
+  bool uncertain = false;
+  // PlanChanges: servers whose last apply failed on this worker ("backend/<b>/server/<s>"): all
+  // their managed fields are planned, not only the changed ones.
+  const absl::flat_hash_set<std::string>* stale_servers = nullptr;
 };
 
 struct Plan {
@@ -85,16 +117,14 @@ struct Plan {
   friend bool operator==(const Plan&, const Plan&) = default;
 };
 
+Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pending,
+                 const PlanOptions& options);
 Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observed,
                 const PlanOptions& options);
-
-// For a worker whose state is unknown (a brand-new worker started from the config file, which
-// may be stale): every managed server field and every map and ACL, without observing first. The
-// port of a hostname server cannot be sent (no port-only command) and is left to PlanWorker.
+// The port of a hostname server cannot be sent (no port-only command) and is left to PlanWorker.
 Plan PlanFullSeed(const model::DesiredState& desired);
 
-// Whether `text` is an IPv4 (dotted quad) or IPv6 literal, as inet_pton reads it. Agrees with
-// model::IsIpLiteral.
-bool IsIpLiteral(absl::string_view text);
+// "backend/<b>/server/<s>".
+std::string ServerObject(absl::string_view backend, absl::string_view server);
 
 }  // namespace hawk::plan

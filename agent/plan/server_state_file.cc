@@ -1,23 +1,16 @@
 #include "agent/plan/server_state_file.h"
 
-#include "absl/container/flat_hash_map.h"
-#include "agent/plan/plan.h"
+#include "agent/model/cli_safety.h"
 
 namespace hawk::plan {
 
 std::vector<parse::ServerStateRow> ApplyDesiredToServerRows(std::vector<parse::ServerStateRow> rows,
                                                             const model::DesiredState& desired) {
-  absl::flat_hash_map<std::pair<std::string, std::string>, const model::DesiredServer*> wanted;
-  for (const model::DesiredBackend& backend : desired.backends) {
-    for (const model::DesiredServer& server : backend.servers) {
-      wanted[{backend.name, server.name}] = &server;
-    }
-  }
   for (parse::ServerStateRow& row : rows) {
-    auto it = wanted.find(std::make_pair(row.backend, row.server));
-    if (it == wanted.end()) continue;
-    const model::DesiredServer& want = *it->second;
-    if (IsIpLiteral(want.address)) {
+    const model::ServerSpec* found = desired.FindServer(row.backend, row.server);
+    if (found == nullptr) continue;
+    const model::ServerSpec& want = *found;
+    if (model::IsIpLiteral(want.address)) {
       row.address = want.address;
     } else {
       row.fqdn = want.address;

@@ -3,13 +3,11 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "agent/base/log.h"
-#include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
-#include "agent/parse/servers_state.h"
 #include "agent/parse/show_sess.h"
 #include "agent/plan/commands.h"
 #include "agent/plan/observed.h"
@@ -22,52 +20,10 @@ namespace {
 // within milliseconds, and the new worker must be seeded at once.
 constexpr uint64_t kFirstRetryMs = 5;
 constexpr uint64_t kMaxRetryMs = 1000;
+// Added to a batch's deadline per command it carries.
+constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
-
-bool IsServerAction(plan::ActionKind kind) {
-  return kind == plan::ActionKind::kSetAddress || kind == plan::ActionKind::kSetFqdn ||
-         kind == plan::ActionKind::kSetWeight || kind == plan::ActionKind::kSetState;
-}
-
-// The command as an operator would type it on the worker: without the `@!<pid> ` prefix.
-std::string WithoutPrefix(const cli::Command& command) {
-  absl::string_view line = command.line;
-  if (absl::StartsWith(line, "@!")) {
-    size_t space = line.find(' ');
-    if (space != absl::string_view::npos) line.remove_prefix(space + 1);
-  }
-  return std::string(line);
-}
-
-std::string FirstLine(absl::string_view text) {
-  text = absl::StripAsciiWhitespace(text);
-  return std::string(text.substr(0, text.find('\n')));
-}
-
-// "backend/<be>/server/<srv>" → (be, srv); names cannot hold '/' (validated).
-bool SplitServerObject(absl::string_view object, std::string* backend, std::string* server) {
-  std::vector<std::string> parts = absl::StrSplit(object, '/');
-  if (parts.size() != 4 || parts[0] != "backend" || parts[2] != "server") return false;
-  *backend = parts[1];
-  *server = parts[3];
-  return true;
-}
-
-// Why a batch of mutations did not reach HAProxy, if it did not: the worker is gone (NotFound),
-// the connection closed under it (a reload) or the deadline passed. Such an apply is retried, not
-// reported: HAProxy did not refuse anything, and some commands may not have run.
-absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& sent,
-                                             const std::vector<cli::CommandResult>& results) {
-  for (size_t i = 0; i < results.size(); ++i) {
-    const absl::Status& status = results[i].status();
-    if (absl::IsNotFound(status) || absl::IsUnavailable(status) ||
-        absl::IsDeadlineExceeded(status)) {
-      return absl::StrCat("apply `", WithoutPrefix(sent[i]), "`: ", status.message());
-    }
-  }
-  return absl::nullopt;
-}
 
 }  // namespace
 
@@ -83,20 +39,38 @@ const char* PushResultName(PushResult result) {
   return "PENDING";
 }
 
+// One reconcile in flight: the plan, the commands sent for it and what each one was for.
+struct Reconciler::Run {
+  bool full = false;  // a seed or an observation: the whole state was planned
+  plan::Plan plan;
+  plan::PendingChanges taken;  // incremental: the changes this run applies
+  std::vector<cli::Command> sent;
+  std::vector<size_t> action_of;  // sent[i] is for plan.actions[action_of[i]]
+  std::vector<bool> follow_up;    // second phase: sent[i] is an `add map` after "entry not found."
+};
+
 struct Reconciler::WorkerState {
   int pid = 0;
+  uint64_t epoch = 0;  // unique per WorkerState: a reused pid is another worker
   model::WorkerRole role = model::WorkerRole::kUnknown;
-  bool busy = false;   // a reconcile is in progress
-  bool dirty = false;  // run again when the current reconcile ends
-  bool seed = false;   // appeared after hawk started: apply everything without observing first
-  bool retry = false;  // the last reconcile failed: retry_timer will run it again
-  int failures = 0;    // consecutive failed reconciles (the retry backs off)
+  bool busy = false;       // a reconcile is in progress
+  bool dirty = false;      // run again when the current reconcile ends
+  bool seed = false;       // born from the config file: plan everything without observing
+  bool observe = false;    // what it holds is unknown: observe in full before planning
+  bool uncertain = false;  // the last apply was cut short: map keys may differ from the summaries
+  bool retry = false;      // the last reconcile failed: retry_timer will run it again
+  int failures = 0;        // consecutive failed reconciles (the retry backs off)
   std::unique_ptr<uv::Timer> retry_timer;
-  uint64_t running_seq = 0;
-  std::shared_ptr<const model::DesiredState> running;  // the desired state being applied
-  uint64_t synced_seq = 0;  // the push the last completed reconcile applied
-  model::WorkerSync sync;
+  plan::PendingChanges pending;  // changes since the last reconcile started
+  uint64_t pending_seq = 0;      // the last push merged into `pending`
+  uint64_t running_seq = 0;      // the push the reconcile in progress brings it to
+  std::string running_version;
+  uint64_t synced_seq = 0;  // the push the last completed reconcile brought it to
+  std::unique_ptr<Run> run;
+  StaleSet stale;
+  model::WorkerSync sync;                // stale is filled from `stale` when read
   std::vector<model::Refusal> refusals;  // gathered by the reconcile in progress
+  bool refused_unexpectedly = false;     // … of which one HAProxy refused for no known reason
   std::string freeze_reply;              // the reply that froze this worker
   bool sessions_busy = false;
   absl::Time sessions_at = absl::InfinitePast();
@@ -112,11 +86,12 @@ struct Reconciler::Waiter {
 };
 
 Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
-                       registry::WorkerRegistry* registry, ReconcilerOptions options,
-                       std::function<absl::Time()> wall_clock)
+                       registry::WorkerRegistry* registry, const model::DesiredState* desired,
+                       ReconcilerOptions options, std::function<absl::Time()> wall_clock)
     : loop_(loop),
       client_(client),
       registry_(registry),
+      desired_(desired),
       options_(options),
       wall_clock_(std::move(wall_clock)),
       resync_timer_(loop) {}
@@ -140,7 +115,10 @@ void Reconciler::Start() {
   uint64_t every = ToMs(options_.resync_interval);
   resync_timer_.Start(every, every, [this] {
     // Drift repair: someone may have changed a worker behind hawk's back.
-    for (auto& [pid, worker] : workers_) Kick(worker.get());
+    for (auto& [pid, worker] : workers_) {
+      if (!worker->seed) worker->observe = true;
+      Kick(worker.get());
+    }
   });
 }
 
@@ -149,15 +127,51 @@ bool Reconciler::IsTarget(model::WorkerRole role) const {
   return role == model::WorkerRole::kLeaving && options_.leaving_workers;
 }
 
-Reconciler::WorkerState* Reconciler::Find(int pid) {
+Reconciler::WorkerState* Reconciler::FindPid(int pid) {
   auto it = workers_.find(pid);
   return it == workers_.end() ? nullptr : it->second.get();
 }
 
-uint64_t Reconciler::SetDesired(model::DesiredState desired) {
-  desired_ = std::make_shared<const model::DesiredState>(std::move(desired));
+Reconciler::WorkerState* Reconciler::Find(int pid, uint64_t epoch) {
+  WorkerState* worker = FindPid(pid);
+  return worker != nullptr && worker->epoch == epoch ? worker : nullptr;
+}
+
+uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
+  active_ = true;
   ++desired_seq_;
+  for (auto& [pid, worker] : workers_) {
+    WorkerState& w = *worker;
+    for (const std::string& backend : summary.backends_dropped) {
+      w.stale.ForgetObject(absl::StrCat("backend/", backend));
+    }
+    if (!IsTarget(w.role)) {
+      // It misses this change: if it becomes a target, observe it.
+      if (!w.seed) w.observe = true;
+      continue;
+    }
+    w.pending_seq = desired_seq_;
+    if (w.seed || w.observe) continue;  // a full reconcile is due anyway
+    w.pending.Merge(summary, *desired_);
+    if (w.pending.size() > options_.max_pending_objects) {
+      w.pending.Clear();
+      w.observe = true;
+    }
+  }
   for (auto& [pid, worker] : workers_) Kick(worker.get());
+  Notify();
+  return desired_seq_;
+}
+
+uint64_t Reconciler::PublishWhole() {
+  active_ = true;
+  ++desired_seq_;
+  for (auto& [pid, worker] : workers_) {
+    if (!worker->seed) worker->observe = true;
+    worker->pending.Clear();
+    worker->pending_seq = desired_seq_;
+    Kick(worker.get());
+  }
   Notify();
   return desired_seq_;
 }
@@ -166,17 +180,19 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
                            const registry::WorkerChanges& changes) {
   bool first = !seen_first_report_;
   seen_first_report_ = true;
-  absl::flat_hash_map<int, bool> listed;
+  absl::flat_hash_set<int> listed;
   for (const model::WorkerReport& w : report.workers) {
-    listed[w.pid] = true;
-    WorkerState* state = Find(w.pid);
+    listed.insert(w.pid);
+    WorkerState* state = FindPid(w.pid);
     if (state == nullptr) {
       auto fresh = std::make_unique<WorkerState>();
       fresh->pid = w.pid;
+      fresh->epoch = next_epoch_++;
       // Workers present when hawk starts hold unknown state: observe them. A worker that
       // appears later was just started from the config file: seed it without observing.
       fresh->seed = !first && std::find(changes.appeared.begin(), changes.appeared.end(), w.pid) !=
                                   changes.appeared.end();
+      fresh->observe = !fresh->seed;
       state = fresh.get();
       workers_.emplace(w.pid, std::move(fresh));
     }
@@ -184,17 +200,15 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
   }
   for (auto it = workers_.begin(); it != workers_.end();) {
     if (!listed.contains(it->first)) {
-      workers_.erase(it++);  // callbacks in flight find it gone by pid
+      workers_.erase(it++);  // callbacks in flight find it gone by pid and epoch
     } else {
       ++it;
     }
   }
   absl::Time now = wall_clock_();
   for (auto& [pid, worker] : workers_) {
-    if (!worker->busy && !worker->retry && (worker->seed || worker->synced_seq < desired_seq_)) {
-      Kick(worker.get());
-    }
-    if (!worker->busy && !worker->sync.stale.empty() &&
+    if (!worker->busy && !worker->retry && worker->synced_seq < desired_seq_) Kick(worker.get());
+    if (!worker->busy && worker->stale.HasServers() &&
         now - worker->sessions_at >= options_.stale_sessions_refresh) {
       RefreshSessions(worker.get());
     }
@@ -203,247 +217,284 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
 }
 
 void Reconciler::Kick(WorkerState* worker) {
-  if (!desired_ || !IsTarget(worker->role)) return;
+  if (!active_ || !IsTarget(worker->role)) return;
   if (worker->busy) {
-    worker->dirty = true;  // coalesced: the next run uses the latest desired state
+    worker->dirty = true;  // coalesced: the next run takes whatever is pending then
     return;
   }
+  bool work = worker->seed || worker->observe || !worker->pending.empty() ||
+              worker->synced_seq < desired_seq_;
+  if (!work) return;
   worker->busy = true;
   worker->dirty = false;
   worker->retry = false;
-  worker->running = desired_;
-  worker->running_seq = desired_seq_;
   worker->refusals.clear();
+  worker->refused_unexpectedly = false;
+  worker->running_seq = desired_seq_;
+  worker->running_version = desired_->version;
   if (worker->seed) {
     worker->seed = false;
+    worker->observe = false;
+    worker->pending.Clear();
+    worker->stale.Clear();
+    ++stats_.seeds;
+    auto run = std::make_unique<Run>();
+    run->full = true;
+    worker->run = std::move(run);
     Apply(worker, plan::PlanFullSeed(*desired_));
     return;
   }
-  Observe(worker->pid, /*verify=*/false);
-}
-
-void Reconciler::Observe(int pid, bool verify) {
-  WorkerState* worker = Find(pid);
-  if (worker == nullptr) return;
-  const model::DesiredState& desired = *worker->running;
-  std::vector<cli::Command> commands;
-  for (const model::DesiredBackend& b : desired.backends) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show servers state ", b.name)));
-  }
-  for (const model::DesiredMap& m : desired.maps) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show map ", m.name)));
-  }
-  for (const model::DesiredAcl& a : desired.acls) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show acl ", a.name)));
-  }
-  if (commands.empty()) {
-    Finish(worker, plan::Plan{});
+  if (worker->observe) {
+    Observe(worker);
     return;
   }
-  client_->Submit(std::move(commands), Guard([this, pid, verify](auto results) {
-                    OnObserved(pid, verify, std::move(results));
-                  }),
-                  options_.batch_timeout);
-}
-
-void Reconciler::OnObserved(int pid, bool verify, std::vector<cli::CommandResult> results) {
-  WorkerState* worker = Find(pid);
-  if (worker == nullptr) return;
-  const model::DesiredState& desired = *worker->running;
-  plan::ObservedWorker observed;
-  size_t i = 0;
-  auto reply = [&](absl::string_view what) -> const std::string* {
-    const cli::CommandResult& r = results[i++];
-    if (!r.ok()) {
-      Fail(worker, absl::StrCat("observe ", what, ": ", r.status().message()));
-      return nullptr;
-    }
-    return &*r;
-  };
-  for (const model::DesiredBackend& b : desired.backends) {
-    const std::string* text = reply(absl::StrCat("backend ", b.name));
-    if (text == nullptr) return;
-    absl::StatusOr<std::vector<parse::ServerStateRow>> rows = parse::ParseServersState(*text);
-    if (rows.ok()) {
-      observed.backends[b.name] = plan::FromServersState(*rows);
-    } else {
-      // `Can't find backend.`: this worker's config has no such backend.
-      observed.backends[b.name] = plan::ObservedBackend{false, {}};
-    }
-  }
-  for (const model::DesiredMap& m : desired.maps) {
-    const std::string* text = reply(absl::StrCat("map ", m.name));
-    if (text == nullptr) return;
-    absl::StatusOr<std::vector<parse::MapEntry>> entries = parse::ParseMapEntries(*text);
-    if (entries.ok()) {
-      observed.maps[m.name] = plan::FromMapEntries(*entries);
-    } else {
-      observed.maps[m.name] = plan::ObservedMap{false, {}};
-    }
-  }
-  for (const model::DesiredAcl& a : desired.acls) {
-    const std::string* text = reply(absl::StrCat("acl ", a.name));
-    if (text == nullptr) return;
-    absl::StatusOr<std::vector<parse::AclEntry>> entries = parse::ParseAclEntries(*text);
-    if (entries.ok()) {
-      observed.acls[a.name] = plan::FromAclEntries(*entries);
-    } else {
-      observed.acls[a.name] = plan::ObservedAcl{false, {}};
-    }
-  }
+  ++stats_.incremental_reconciles;
+  auto run = std::make_unique<Run>();
+  run->taken = std::move(worker->pending);
+  worker->pending = plan::PendingChanges();
   plan::PlanOptions options;
-  options.servers_frozen = verify && worker->sync.frozen;
-  plan::Plan plan = plan::PlanWorker(desired, observed, options);
-  if (verify || plan.empty()) {
-    Finish(worker, plan);
-    return;
-  }
+  options.servers_frozen = worker->sync.frozen;
+  options.uncertain = worker->uncertain;
+  absl::flat_hash_set<std::string> stale_servers = worker->stale.Servers();
+  options.stale_servers = &stale_servers;
+  plan::Plan plan = plan::PlanChanges(*desired_, run->taken, options);
+  worker->stale.ForgetChanged(run->taken);
+  worker->run = std::move(run);
   Apply(worker, std::move(plan));
 }
 
-void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
+void Reconciler::Observe(WorkerState* worker) {
+  ++stats_.observes;
+  worker->observe = false;
+  worker->pending.Clear();  // the diff covers every change up to when the replies are planned
+  std::vector<cli::Command> commands;
   int pid = worker->pid;
-  std::vector<cli::Command> sent;
-  std::vector<size_t> action_of;
-  for (size_t a = 0; a < plan.actions.size(); ++a) {
-    const plan::Action& action = plan.actions[a];
-    if (IsServerAction(action.kind)) {
+  for (const auto& [name, backend] : model::SortedByName(desired_->backends)) {
+    commands.push_back(cli::ForWorker(pid, absl::StrCat("show servers state ", *name)));
+  }
+  for (const auto& [name, table] : model::SortedByName(desired_->maps)) {
+    commands.push_back(cli::ForWorker(pid, absl::StrCat("show map ", *name)));
+  }
+  for (const auto& [name, table] : model::SortedByName(desired_->acls)) {
+    commands.push_back(cli::ForWorker(pid, absl::StrCat("show acl ", *name)));
+  }
+  auto run = std::make_unique<Run>();
+  run->full = true;
+  worker->run = std::move(run);
+  if (commands.empty()) {
+    OnObserved(pid, worker->epoch, {});
+    return;
+  }
+  Submit(worker, std::move(commands), &Reconciler::OnObserved);
+}
+
+void Reconciler::OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
+  WorkerState* worker = Find(pid, epoch);
+  if (worker == nullptr) return;
+  // Planned against the state as it is now: pushes that came while observing are in it.
+  worker->running_seq = desired_seq_;
+  worker->running_version = desired_->version;
+  worker->pending.Clear();
+  absl::StatusOr<plan::ObservedWorker> observed = ObservedFromReplies(*desired_, results);
+  if (!observed.ok()) {
+    worker->observe = true;
+    Fail(worker, std::string(observed.status().message()));
+    return;
+  }
+  plan::PlanOptions options;
+  options.servers_frozen = worker->sync.frozen;
+  worker->uncertain = false;
+  worker->stale.Clear();
+  Apply(worker, plan::PlanWorker(*desired_, *observed, options));
+}
+
+void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
+                        void (Reconciler::*then)(int, uint64_t, std::vector<cli::CommandResult>)) {
+  stats_.commands_sent += commands.size();
+  absl::Duration timeout =
+      options_.batch_timeout + kPerCommandBudget * static_cast<int64_t>(commands.size());
+  int pid = worker->pid;
+  uint64_t epoch = worker->epoch;
+  client_->Submit(std::move(commands), Guard([this, pid, epoch, then](auto results) {
+                    (this->*then)(pid, epoch, std::move(results));
+                  }),
+                  timeout);
+}
+
+void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
+  Run& run = *worker->run;
+  run.plan = std::move(plan);
+  worker->stale.AddAll(run.plan.stale);
+  int pid = worker->pid;
+  for (size_t a = 0; a < run.plan.actions.size(); ++a) {
+    const plan::Action& action = run.plan.actions[a];
+    if (plan::IsServerAction(action.kind)) {
       for (cli::Command& command : plan::ServerCommands(pid, action)) {
         if (worker->sync.frozen) {
           // Refused before: HAProxy cannot unfreeze a stopped proxy, so do not ask again.
           worker->refusals.push_back(
               model::Refusal{action.object(), WithoutPrefix(command), worker->freeze_reply});
+          worker->stale.Add(FrozenItem(action));
           continue;
         }
-        sent.push_back(std::move(command));
-        action_of.push_back(a);
+        run.sent.push_back(std::move(command));
+        run.action_of.push_back(a);
       }
+    } else if (plan::IsReplaceAction(action.kind)) {
+      run.sent.push_back(plan::PrepareCommand(pid, action));
+      run.action_of.push_back(a);
     } else {
-      sent.push_back(plan::PrepareCommand(pid, action));
-      action_of.push_back(a);
+      absl::StatusOr<cli::Command> command = plan::EntryCommand(pid, action);
+      if (!command.ok()) {
+        RecordRefusal(worker, action, "", std::string(command.status().message()));
+        continue;
+      }
+      run.sent.push_back(*std::move(command));
+      run.action_of.push_back(a);
     }
   }
-  if (sent.empty()) {
-    Observe(pid, /*verify=*/true);
+  if (run.sent.empty()) {
+    Finish(worker);
     return;
   }
-  std::vector<cli::Command> copy = sent;
-  client_->Submit(std::move(copy),
-                  Guard([this, pid, plan = std::move(plan), sent = std::move(sent),
-                         action_of = std::move(action_of)](auto replies) mutable {
-                    OnFirstPhase(pid, std::move(plan), std::move(sent), std::move(action_of),
-                                 std::move(replies));
-                  }),
-                  options_.batch_timeout);
+  std::vector<cli::Command> copy = run.sent;
+  Submit(worker, std::move(copy), &Reconciler::OnFirstPhase);
 }
 
-bool Reconciler::Judge(WorkerState* worker, const std::string& object, const cli::Command& command,
-                       const cli::CommandResult& result) {
-  if (!result.ok()) {
-    worker->refusals.push_back(
-        model::Refusal{object, WithoutPrefix(command), std::string(result.status().message())});
-    return false;
-  }
-  parse::ClassifiedReply reply = parse::ClassifyMutationReply(*result);
-  if (reply.ok()) return true;
-  if (reply.code == parse::ReplyCode::kProxyDisabled &&
-      worker->role == model::WorkerRole::kLeaving && !worker->sync.frozen) {
-    worker->sync.frozen = true;
-    worker->sync.frozen_since = wall_clock_();
-    worker->freeze_reply = reply.text;
-    base::LogInfo("worker ", worker->pid, " is frozen: \"", reply.text,
-                  "\"; its servers stay as they are, maps and ACLs are still updated");
-  }
-  worker->refusals.push_back(model::Refusal{object, WithoutPrefix(command), reply.text});
-  return false;
-}
-
-void Reconciler::OnFirstPhase(int pid, plan::Plan plan, std::vector<cli::Command> sent,
-                              std::vector<size_t> action_of,
-                              std::vector<cli::CommandResult> results) {
-  WorkerState* worker = Find(pid);
+void Reconciler::OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
+  WorkerState* worker = Find(pid, epoch);
   if (worker == nullptr) return;
-  if (absl::optional<std::string> error = TransportFailure(sent, results)) {
+  Run& run = *worker->run;
+  if (absl::optional<std::string> error = TransportFailure(run.sent, results)) {
     Fail(worker, *std::move(error));
     return;
   }
   std::vector<cli::Command> second;
-  std::vector<std::string> objects;
-  for (size_t i = 0; i < sent.size(); ++i) {
-    const plan::Action& action = plan.actions[action_of[i]];
-    if (IsServerAction(action.kind)) {
-      Judge(worker, action.object(), sent[i], results[i]);
+  std::vector<size_t> second_action_of;
+  std::vector<bool> follow_up;
+  for (size_t i = 0; i < run.sent.size(); ++i) {
+    const plan::Action& action = run.plan.actions[run.action_of[i]];
+    if (plan::IsReplaceAction(action.kind)) {
+      absl::StatusOr<int64_t> version =
+          results[i].ok() ? parse::ParseNewVersion(*results[i]) : results[i].status();
+      if (!version.ok()) {
+        Record(worker, action, run.sent[i], results[i], /*as_add=*/false);
+        continue;
+      }
+      absl::StatusOr<std::vector<cli::Command>> transaction =
+          plan::TransactionCommands(pid, action, *version);
+      if (!transaction.ok()) {
+        RecordRefusal(worker, action, WithoutPrefix(run.sent[i]),
+                      std::string(transaction.status().message()));
+        continue;
+      }
+      for (cli::Command& command : *transaction) {
+        second.push_back(std::move(command));
+        second_action_of.push_back(run.action_of[i]);
+        follow_up.push_back(false);
+      }
       continue;
     }
-    absl::StatusOr<int64_t> version =
-        results[i].ok() ? parse::ParseNewVersion(*results[i]) : results[i].status();
-    if (!version.ok()) {
-      worker->refusals.push_back(model::Refusal{action.object(), WithoutPrefix(sent[i]),
-                                                std::string(version.status().message())});
-      continue;
-    }
-    absl::StatusOr<std::vector<cli::Command>> transaction =
-        plan::TransactionCommands(pid, action, *version);
-    if (!transaction.ok()) {
-      worker->refusals.push_back(model::Refusal{action.object(), WithoutPrefix(sent[i]),
-                                                std::string(transaction.status().message())});
-      continue;
-    }
-    for (cli::Command& command : *transaction) {
-      second.push_back(std::move(command));
-      objects.push_back(action.object());
+    ReplyVerdict verdict = Record(worker, action, run.sent[i], results[i], /*as_add=*/false);
+    if (verdict == ReplyVerdict::kNeedsAdd) {
+      absl::StatusOr<cli::Command> add =
+          plan::AddMapEntryCommand(pid, action.map_or_acl, action.key, action.value);
+      if (!add.ok()) {
+        RecordRefusal(worker, action, "", std::string(add.status().message()));
+        continue;
+      }
+      second.push_back(*std::move(add));
+      second_action_of.push_back(run.action_of[i]);
+      follow_up.push_back(true);
     }
   }
   if (second.empty()) {
-    Observe(pid, /*verify=*/true);
+    Finish(worker);
     return;
   }
-  std::vector<cli::Command> copy = second;
-  client_->Submit(std::move(copy),
-                  Guard([this, pid, objects = std::move(objects),
-                         second = std::move(second)](auto replies) mutable {
-                    OnSecondPhase(pid, std::move(objects), std::move(second), std::move(replies));
-                  }),
-                  options_.batch_timeout);
+  run.sent = second;
+  run.action_of = std::move(second_action_of);
+  run.follow_up = std::move(follow_up);
+  Submit(worker, std::move(second), &Reconciler::OnSecondPhase);
 }
 
-void Reconciler::OnSecondPhase(int pid, std::vector<std::string> objects,
-                               std::vector<cli::Command> sent,
-                               std::vector<cli::CommandResult> results) {
-  WorkerState* worker = Find(pid);
+void Reconciler::OnSecondPhase(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
+  WorkerState* worker = Find(pid, epoch);
   if (worker == nullptr) return;
-  if (absl::optional<std::string> error = TransportFailure(sent, results)) {
+  Run& run = *worker->run;
+  if (absl::optional<std::string> error = TransportFailure(run.sent, results)) {
     Fail(worker, *std::move(error));
     return;
   }
-  for (size_t i = 0; i < sent.size(); ++i) Judge(worker, objects[i], sent[i], results[i]);
-  Observe(pid, /*verify=*/true);
+  for (size_t i = 0; i < run.sent.size(); ++i) {
+    const plan::Action& action = run.plan.actions[run.action_of[i]];
+    // A transaction's `add map @N` lines and the follow-up `add map` after "entry not found."
+    // are judged as adds; the commit as the transaction's outcome.
+    Record(worker, action, run.sent[i], results[i], /*as_add=*/true);
+  }
+  Finish(worker);
 }
 
-void Reconciler::Finish(WorkerState* worker, const plan::Plan& remaining) {
+ReplyVerdict Reconciler::Record(WorkerState* worker, const plan::Action& action,
+                                const cli::Command& command, const cli::CommandResult& result,
+                                bool as_add) {
+  ActionReply reply =
+      ClassifyActionReply(action, result, as_add, worker->role == model::WorkerRole::kLeaving);
+  switch (reply.verdict) {
+    case ReplyVerdict::kOk:
+    case ReplyVerdict::kNeedsAdd:
+      return reply.verdict;
+    case ReplyVerdict::kFrozen:
+      if (!worker->sync.frozen) {
+        worker->sync.frozen = true;
+        worker->sync.frozen_since = wall_clock_();
+        worker->freeze_reply = reply.text;
+        base::LogInfo("worker ", worker->pid, " is frozen: \"", reply.text,
+                      "\"; its servers stay as they are, maps and ACLs are still updated");
+      }
+      break;
+    case ReplyVerdict::kMissing:
+      break;
+    case ReplyVerdict::kRefused:
+      if (reply.unexpected) worker->refused_unexpectedly = true;
+      break;
+  }
+  worker->refusals.push_back(model::Refusal{action.object(), WithoutPrefix(command), reply.text});
+  if (reply.stale) worker->stale.Add(*std::move(reply.stale));
+  return reply.verdict;
+}
+
+void Reconciler::RecordRefusal(WorkerState* worker, const plan::Action& action, std::string command,
+                               std::string reply) {
+  worker->stale.Add(model::StaleObject{action.object(), action.field(), "", "",
+                                       absl::StrCat("cannot be sent: ", reply)});
+  worker->refusals.push_back(model::Refusal{action.object(), std::move(command), std::move(reply)});
+}
+
+void Reconciler::Finish(WorkerState* worker) {
   model::WorkerSync& sync = worker->sync;
   worker->failures = 0;
+  worker->uncertain = false;
   sync.managed = true;
   sync.error.clear();
-  sync.stale = remaining.stale;
-  for (const plan::Action& action : remaining.actions) {
-    std::string reason = "still differs after the apply";
-    for (const model::Refusal& r : worker->refusals) {
-      if (r.object == action.object()) reason = absl::StrCat("refused: ", FirstLine(r.reply));
-    }
-    sync.stale.push_back(model::StaleObject{action.object(), action.field(), "", "", reason});
-  }
   sync.refused = worker->refusals;
-  sync.in_sync = remaining.actions.empty() && remaining.stale.empty();
-  if (sync.in_sync) sync.applied_version = worker->running->version;
+  sync.in_sync = worker->stale.empty();
+  if (sync.in_sync) sync.applied_version = worker->running_version;
   worker->synced_seq = worker->running_seq;
-  bool stale_servers = std::any_of(sync.stale.begin(), sync.stale.end(), [](const auto& s) {
-    return absl::StartsWith(s.object, "backend/");
-  });
+  // A refusal HAProxy gave for no reason hawk knows: what the worker holds may differ from what
+  // hawk believes. Look at everything once (not after a full reconcile: that would loop).
+  if (worker->refused_unexpectedly && worker->run != nullptr && !worker->run->full) {
+    worker->observe = true;
+    worker->dirty = true;
+  }
+  worker->run.reset();
+  bool stale_servers = worker->stale.HasServers();
   if (!stale_servers) sync.sessions_on_stale_servers = 0;
+  int pid = worker->pid;
+  uint64_t epoch = worker->epoch;
   EndReconcile(worker);
   // EndReconcile may have started another reconcile; the session count is independent of it.
-  if (WorkerState* again = Find(worker->pid); again != nullptr && stale_servers) {
+  if (WorkerState* again = Find(pid, epoch); again != nullptr && stale_servers) {
     RefreshSessions(again);
   }
 }
@@ -452,12 +503,26 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
   base::LogDebug("reconcile worker ", worker->pid, ": ", error);
   worker->sync.error = std::move(error);
   worker->retry = true;
+  if (worker->run != nullptr) {
+    if (worker->run->full) {
+      // Redo the whole reconcile (seed or observe): part of it may have run.
+      worker->observe = true;
+    } else {
+      // Put back what this run carried, before what arrived since.
+      plan::PendingChanges later = std::move(worker->pending);
+      worker->pending = std::move(worker->run->taken);
+      worker->pending.MergeLater(later, *desired_);
+    }
+    worker->uncertain = true;
+    worker->run.reset();
+  }
   uint64_t delay = std::min(kMaxRetryMs, kFirstRetryMs << std::min(worker->failures, 8));
   ++worker->failures;
   if (!worker->retry_timer) worker->retry_timer = std::make_unique<uv::Timer>(loop_);
   int pid = worker->pid;
-  worker->retry_timer->Start(delay, 0, [this, pid] {
-    WorkerState* w = Find(pid);
+  uint64_t epoch = worker->epoch;
+  worker->retry_timer->Start(delay, 0, [this, pid, epoch] {
+    WorkerState* w = Find(pid, epoch);
     if (w != nullptr && w->retry && !w->busy) {
       w->retry = false;
       Kick(w);
@@ -468,46 +533,31 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
 
 void Reconciler::EndReconcile(WorkerState* worker) {
   worker->busy = false;
-  worker->running.reset();
   Notify();
   CheckWaiters();
-  if (worker->dirty) Kick(worker);
+  if (worker->dirty && !worker->retry) Kick(worker);
 }
 
 void Reconciler::RefreshSessions(WorkerState* worker) {
   if (worker->sessions_busy) return;
   worker->sessions_busy = true;
   int pid = worker->pid;
-  client_->Submit({cli::ForWorker(pid, "show sess")},
-                  Guard([this, pid](auto results) { OnSessions(pid, std::move(results)); }),
+  uint64_t epoch = worker->epoch;
+  client_->Submit({cli::ForWorker(pid, "show sess")}, Guard([this, pid, epoch](auto results) {
+                    OnSessions(pid, epoch, std::move(results));
+                  }),
                   options_.batch_timeout);
 }
 
-void Reconciler::OnSessions(int pid, std::vector<cli::CommandResult> results) {
-  WorkerState* worker = Find(pid);
+void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
+  WorkerState* worker = Find(pid, epoch);
   if (worker == nullptr) return;
   worker->sessions_busy = false;
   worker->sessions_at = wall_clock_();
   if (!results[0].ok()) return;
-  absl::StatusOr<std::vector<parse::SessionRow>> rows = parse::ParseShowSess(*results[0]);
-  if (!rows.ok()) return;
-  std::vector<std::pair<std::string, std::string>> stale_servers;
-  for (const model::StaleObject& s : worker->sync.stale) {
-    std::string backend, server;
-    if (SplitServerObject(s.object, &backend, &server)) stale_servers.emplace_back(backend, server);
-  }
-  int64_t count = 0;
-  for (const parse::SessionRow& row : *rows) {
-    if (row.is_cli()) continue;
-    for (const auto& [backend, server] : stale_servers) {
-      if (row.backend == backend && row.server == server) {
-        ++count;
-        break;
-      }
-    }
-  }
-  if (count != worker->sync.sessions_on_stale_servers) {
-    worker->sync.sessions_on_stale_servers = count;
+  absl::StatusOr<int64_t> count = CountSessionsOnStaleServers(*results[0], worker->stale);
+  if (count.ok() && *count != worker->sync.sessions_on_stale_servers) {
+    worker->sync.sessions_on_stale_servers = *count;
     Notify();
   }
 }
@@ -576,7 +626,7 @@ void Reconciler::CheckWaiters() {
 
 PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
   PushOutcome outcome;
-  if (desired_) {
+  if (active_) {
     outcome.version = desired_->version;
     outcome.generation = desired_->generation;
   }
@@ -590,7 +640,11 @@ PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
     if (state.synced_seq >= seq) {
       o.result = state.sync.in_sync ? PushResult::kApplied : PushResult::kPartial;
       o.refused = state.sync.refused;
-      o.stale = state.sync.stale;
+      o.stale = state.stale.Sorted();
+    } else {
+      o.reason = !state.sync.error.empty() ? absl::StrCat("retrying: ", state.sync.error)
+                 : state.busy              ? "still applying"
+                                           : "not started";
     }
     outcome.workers.push_back(std::move(o));
   }
@@ -602,7 +656,8 @@ void Reconciler::Annotate(model::WorkersReport* report) const {
     auto it = workers_.find(w.pid);
     if (it == workers_.end()) continue;
     w.sync = it->second->sync;
-    w.sync.managed = desired_ != nullptr && IsTarget(it->second->role);
+    w.sync.stale = it->second->stale.Sorted();
+    w.sync.managed = active_ && IsTarget(it->second->role);
   }
 }
 

@@ -1,18 +1,27 @@
 #pragma once
 
-// Reconciler: makes every live worker hold the desired state, as far as HAProxy allows.
+// Reconciler: makes every live worker hold the desired state, as far as HAProxy allows, at a cost
+// proportional to what changed.
 //
 // Ownership and threading: owns per-worker sync state and its timers; uses (does not own) the
-// MasterClient and the WorkerRegistry; loop thread only.
+// MasterClient, the WorkerRegistry and the desired state (owned by the caller, which changes it
+// and then calls Publish); loop thread only.
 //
-// Per worker, one reconcile at a time: observe (`show servers state <be>`, `show map`,
-// `show acl`), plan (agent/plan, pure), apply pipelined through `@!<pid>`, verify by observing
-// again. A worker that appears after hawk started (a reload, whoever triggered it) is seeded
-// with the whole desired state without observing first: it started from the config file, which
-// may be stale. A leaving worker that answers `Proxy is disabled.` is frozen: its servers can no
-// longer change, so server commands are no longer sent there and its stale servers are listed,
-// while maps and ACLs keep being applied. New desired states coalesce: a worker busy with an
-// older one runs again with the latest when it finishes. A periodic resync repairs drift.
+// What hawk knows of each worker decides how it is reconciled, one reconcile at a time per
+// worker:
+//   - a worker that appears after hawk started (a reload, whoever triggered it) started from the
+//     config file: it is seeded with the whole desired state, without observing first;
+//   - a worker hawk knows nothing about (present when hawk started, a target again after it was
+//     not, an apply that HAProxy refused for an unexpected reason) and every worker on the resync
+//     timer: observed in full (`show servers state <be>`, `show map`, `show acl`) and diffed;
+//   - otherwise the worker held the desired state before the pushes since: only the objects they
+//     changed are planned and sent (plan/pending.h), and the replies are trusted — no
+//     observation on the hot path.
+// A leaving worker that answers `Proxy is disabled.` is frozen: server commands are no longer
+// sent there and its stale servers are listed, while maps and ACLs keep being applied. Pushes
+// coalesce: a worker busy with an older change runs again with everything pending when it
+// finishes. An apply cut short (a reload closed the connection) is retried with what it carried
+// merged back, planned for a worker whose map keys are uncertain.
 
 #include <uv.h>
 
@@ -25,9 +34,12 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "agent/cli/client.h"
+#include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/workers.h"
+#include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
+#include "agent/reconcile/outcome.h"
 #include "agent/registry/registry.h"
 #include "agent/uv/timer.h"
 
@@ -35,12 +47,17 @@ namespace hawk::reconcile {
 
 struct ReconcilerOptions {
   absl::Duration resync_interval = absl::Seconds(10);
+  // A batch's deadline: this, plus kPerCommandBudget per command (a seed of 10,000 servers
+  // through the 2.6 master takes seconds).
   absl::Duration batch_timeout = absl::Seconds(5);
   // false: only CURRENT workers are targets (`--workers=current`, what stats-socket based
   // controllers do); leaving workers keep whatever they had.
   bool leaving_workers = true;
   // How often the live-session count on stale servers of a worker is refreshed.
   absl::Duration stale_sessions_refresh = absl::Seconds(1);
+  // A worker whose pending changes grow past this many objects (unreachable for long, say) is
+  // observed in full instead when it comes back: memory stays bounded.
+  size_t max_pending_objects = 200000;
 };
 
 enum class PushResult {
@@ -54,6 +71,7 @@ struct WorkerOutcome {
   int pid = 0;
   model::WorkerRole role = model::WorkerRole::kUnknown;
   PushResult result = PushResult::kPending;
+  std::string reason;  // kPending: why the worker has not finished (busy, unreachable, …)
   std::vector<model::Refusal> refused;
   std::vector<model::StaleObject> stale;
 };
@@ -64,20 +82,36 @@ struct PushOutcome {
   std::vector<WorkerOutcome> workers;
 };
 
+// Counters for benches and metrics.
+struct ReconcilerStats {
+  uint64_t incremental_reconciles = 0;
+  uint64_t seeds = 0;
+  uint64_t observes = 0;
+  uint64_t commands_sent = 0;
+};
+
 class Reconciler {
  public:
+  // `desired` outlives the reconciler; it is read, never changed, here.
   Reconciler(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerRegistry* registry,
-             ReconcilerOptions options, std::function<absl::Time()> wall_clock);
+             const model::DesiredState* desired, ReconcilerOptions options,
+             std::function<absl::Time()> wall_clock);
   ~Reconciler();
   Reconciler(const Reconciler&) = delete;
   Reconciler& operator=(const Reconciler&) = delete;
 
   void Start();
 
-  // Replaces the desired state (latest wins) and reconciles every target worker. Returns the
-  // push's sequence number, for WaitForPush.
-  uint64_t SetDesired(model::DesiredState desired);
-  const model::DesiredState* desired() const { return desired_.get(); }
+  // The desired state changed as `summary` says (it is already in `desired`). Returns the push's
+  // sequence number, for WaitForPush. O(summary × target workers).
+  uint64_t Publish(const model::ChangeSummary& summary);
+  // The desired state was replaced in a way no summary describes (hawk started with a saved
+  // state): every worker is observed in full.
+  uint64_t PublishWhole();
+  // The sequence number of the latest push (0 before any).
+  uint64_t latest_seq() const { return desired_seq_; }
+  // nullptr until something was published.
+  const model::DesiredState* desired() const { return active_ ? desired_ : nullptr; }
 
   // Calls `done` once every target worker has finished a reconcile of push `seq` (or a later
   // one), or when `timeout` passes, with the per-worker outcome. Never from inside this call.
@@ -98,50 +132,61 @@ class Reconciler {
   // Runs after any worker's sync state changed.
   void AddListener(std::function<void()> listener) { listeners_.push_back(std::move(listener)); }
 
+  const ReconcilerStats& stats() const { return stats_; }
+
  private:
   struct WorkerState;
+  struct Run;
   struct Waiter;
 
   void OnWorkers(const model::WorkersReport& report, const registry::WorkerChanges& changes);
   bool IsTarget(model::WorkerRole role) const;
   void Kick(WorkerState* worker);
-  // The steps of one reconcile. Callbacks find their worker again by pid: it may be gone.
-  void Observe(int pid, bool verify);
-  void OnObserved(int pid, bool verify, std::vector<cli::CommandResult> results);
+  // The steps of one reconcile. Callbacks find their worker again by pid and epoch: it may be
+  // gone, or its pid reused by another worker.
+  void Observe(WorkerState* worker);
+  void OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
   void Apply(WorkerState* worker, plan::Plan plan);
-  void OnFirstPhase(int pid, plan::Plan plan, std::vector<cli::Command> sent,
-                    std::vector<size_t> action_of, std::vector<cli::CommandResult> results);
-  void OnSecondPhase(int pid, std::vector<std::string> objects, std::vector<cli::Command> sent,
-                     std::vector<cli::CommandResult> results);
-  void Finish(WorkerState* worker, const plan::Plan& remaining);
+  void OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
+  void OnSecondPhase(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
+  void Submit(WorkerState* worker, std::vector<cli::Command> commands,
+              void (Reconciler::*then)(int, uint64_t, std::vector<cli::CommandResult>));
+  // Records what the reply to `command` (sent for `action`) means on `worker`: refusals, stale
+  // objects, freezing. Returns the verdict.
+  ReplyVerdict Record(WorkerState* worker, const plan::Action& action, const cli::Command& command,
+                      const cli::CommandResult& result, bool as_add);
+  void RecordRefusal(WorkerState* worker, const plan::Action& action, std::string command,
+                     std::string reply);
+  void Finish(WorkerState* worker);
   void Fail(WorkerState* worker, std::string error);
   void EndReconcile(WorkerState* worker);
   void RefreshSessions(WorkerState* worker);
-  void OnSessions(int pid, std::vector<cli::CommandResult> results);
-  // Classifies one reply to a mutating command; records refusals and freezing. True on success.
-  bool Judge(WorkerState* worker, const std::string& object, const cli::Command& command,
-             const cli::CommandResult& result);
-  // Wraps a batch callback so that it does nothing once the reconciler is gone.
-  cli::BatchCallback Guard(std::function<void(std::vector<cli::CommandResult>)> callback);
+  void OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
   void AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
                  std::function<void(PushOutcome)> done);
   void CheckWaiters();
   PushOutcome OutcomeFor(uint64_t seq) const;
   void Notify();
-  WorkerState* Find(int pid);
+  WorkerState* Find(int pid, uint64_t epoch);
+  WorkerState* FindPid(int pid);
+  // Wraps a callback so that it does nothing once the reconciler is gone.
+  cli::BatchCallback Guard(std::function<void(std::vector<cli::CommandResult>)> callback);
 
   uv_loop_t* loop_;
   cli::MasterClient* client_;
   registry::WorkerRegistry* registry_;
+  const model::DesiredState* desired_;
   ReconcilerOptions options_;
   std::function<absl::Time()> wall_clock_;
-  std::shared_ptr<const model::DesiredState> desired_;
+  bool active_ = false;  // a desired state was published
   uint64_t desired_seq_ = 0;
+  uint64_t next_epoch_ = 1;
   bool seen_first_report_ = false;
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;
   std::vector<std::unique_ptr<Waiter>> waiters_;
   uv::Timer resync_timer_;
   std::vector<std::function<void()>> listeners_;
+  ReconcilerStats stats_;
   // Guards callbacks that outlive the reconciler (batches still in the client's queue).
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
 };

@@ -17,7 +17,7 @@
 
 namespace hawk::store {
 
-// Temporary files are `<path>.tmp-<pid>`: StateStore removes those of a process that is gone.
+// Temporary files are `<path>.tmp-<pid>`: the Journal removes those of a process that is gone.
 inline constexpr absl::string_view kTempSuffix = ".tmp-";
 
 // Replaces `path` with `contents` atomically and durably: writes `<path>.tmp-<pid>` with `mode`,

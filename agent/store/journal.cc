@@ -62,7 +62,7 @@ class ScopedFd {
   int fd_;
 };
 
-// mkdir -p, mode 0700 for the directories it creates (as StateStore::Open does).
+// mkdir -p, mode 0700 for the directories it creates.
 absl::Status MakeDirectories(const std::string& dir) {
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string prefix = dir.substr(0, slash);

@@ -10,23 +10,24 @@
 // function, which touches only its own request (the snapshot bytes and file names it was given).
 // Appends are written and fdatasynced synchronously from the check callback, once per loop
 // iteration for every record appended during it: the loop blocks for one write and one fdatasync
-// per batch, never for the whole state (StateStore blocked for a whole-state rewrite per push).
+// per batch, never for the whole state (hawk once rewrote the whole state file on every push).
 // Destroying the Journal drops records not yet written (their dones never run) and may happen
 // while a compaction runs on the threadpool: the snapshot is still written, the request is freed
 // from the loop, and the compaction's done never runs. A done may not destroy the Journal.
 //
-// Files in `dir` (one Journal per directory, like StateStore):
+// Files in `dir` (one Journal per directory: two processes would interleave records):
 //   journal-<first seq>.log    records, appended; <first seq> is the seq of the first record
 //                              written to it. Records continue across files without a gap.
 //   snapshot-<seq>.json        the caller's snapshot bytes as of <seq>, stored as given (no
 //                              framing: hawk's snapshot is JSON an operator can read). Complete by
 //                              construction: written as a temporary, fsynced, renamed, dir fsynced.
 //   snapshot-<seq>.json.tmp-<pid>  a snapshot being written; Open removes those whose pid is gone.
-//   desired-state.json         legacy, StateStore's whole-state file: while no snapshot-* exists,
-//                              Load returns it as the snapshot with seq 0. The first compaction
+//   desired-state.json         legacy, the whole-state file earlier hawks rewrote on every push:
+//                              while no snapshot-* exists, Load returns it as the snapshot with
+//                              seq 0. The first compaction
 //                              deletes it (like any file a durable snapshot covers), so that no
 //                              stale copy is left for an older hawk or an operator to mistake for
-//                              the current state; StateStore must not write there afterwards.
+//                              the current state.
 // Record framing: see journal_format.h ([u32 length][u32 crc32c(seq, payload)][u64 seq][payload],
 // little-endian). New journal files and renames are followed by an fsync of the directory.
 //
@@ -59,8 +60,7 @@
 
 namespace hawk::store {
 
-// StateStore's file (state_store.h's kStateFileName), named here so that the journal does not
-// depend on the model StateStore serializes.
+// The whole-state file of hawks before the journal (loaded as snapshot 0).
 inline constexpr absl::string_view kLegacyStateFileName = "desired-state.json";
 
 struct JournalOptions {

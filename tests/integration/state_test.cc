@@ -1,6 +1,7 @@
 // Desired state on every worker, against a real HAProxy 2.6 in master-worker mode. HAProxy's
 // state is checked through the master CLI from the test itself (tests/support), not via hawk.
 
+#include <dirent.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -61,6 +62,23 @@ class StateTest : public ::testing::Test {
   }
   ServerRow Server(int pid, const std::string& backend, const std::string& server) {
     return ReadServerRow(haproxy_->master_socket(), pid, backend, server);
+  }
+  // Every file of hawk's state directory, by name, with its bytes.
+  std::string StateDirBytes() {
+    std::vector<std::string> names;
+    if (DIR* d = ::opendir(dir_.File("state").c_str())) {
+      while (struct dirent* entry = ::readdir(d)) {
+        std::string name = entry->d_name;
+        if (name != "." && name != "..") names.push_back(name);
+      }
+      ::closedir(d);
+    }
+    std::sort(names.begin(), names.end());
+    std::string out;
+    for (const std::string& name : names) {
+      absl::StrAppend(&out, name, "\n", ReadFile(dir_.File("state/" + name)), "\n");
+    }
+    return out;
   }
   // `show map <file>` as "key value" lines, sorted.
   std::vector<std::string> Map(int pid, const std::string& file) {
@@ -238,7 +256,8 @@ TEST_F(StateTest, InvalidAndHostileInputChangesNothing) {
   std::string good = DesiredJson("v1", backend_a_->port(), "be_app", "5");
   ASSERT_EQ(hawk_->Put("/v1/state", good).status, 200);
   int worker = haproxy_->CurrentWorkerPid();
-  std::string persisted = ReadFile(dir_.File("state/desired-state.json"));
+  // The journal (and any snapshot): every byte of the state directory.
+  std::string persisted = StateDirBytes();
   ASSERT_FALSE(persisted.empty());
   std::string state_before = hawk_->Get("/v1/state").body;
   ServerRow srv1_before = Server(worker, "be_app", "SRV_1");
@@ -293,7 +312,7 @@ TEST_F(StateTest, InvalidAndHostileInputChangesNothing) {
   EXPECT_EQ(hawk_->Put("/v1/state", good).status, 200);
 
   EXPECT_EQ(hawk_->Get("/v1/state").body, state_before);
-  EXPECT_EQ(ReadFile(dir_.File("state/desired-state.json")), persisted);
+  EXPECT_EQ(StateDirBytes(), persisted);
   ServerRow srv1_after = Server(worker, "be_app", "SRV_1");
   EXPECT_EQ(srv1_after.address, srv1_before.address);
   EXPECT_EQ(srv1_after.port, srv1_before.port);

@@ -17,7 +17,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/store/journal_format.h"
-#include "agent/store/state_store.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/timer.h"
 #include "gmock/gmock.h"
@@ -425,7 +424,6 @@ TEST_F(JournalTest, DestroyingTheJournalDropsUnwrittenRecords) {
 }
 
 TEST_F(JournalTest, LoadsTheLegacyStateFileAsSnapshotZeroUntilTheFirstCompaction) {
-  EXPECT_EQ(kLegacyStateFileName, kStateFileName);
   fs::create_directories(dir_);
   WriteFile(dir_ + "/desired-state.json", "{\"legacy\":true}\n");
   LoadedJournal loaded = Reopen();

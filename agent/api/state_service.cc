@@ -1,0 +1,250 @@
+#include "agent/api/state_service.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/base/log.h"
+#include "agent/base/status_field.h"
+#include "agent/model/delta_json.h"
+#include "agent/model/desired_json.h"
+#include "agent/model/patch.h"
+
+namespace hawk::api {
+namespace {
+
+absl::Status Aborted(std::string message, absl::string_view field,
+                     absl::optional<int64_t> current) {
+  return base::WithCurrentGeneration(base::WithField(absl::AbortedError(std::move(message)), field),
+                                     current ? absl::StrCat(*current) : std::string());
+}
+
+std::string Held(absl::optional<int64_t> generation) {
+  return generation ? absl::StrCat("the current ", *generation) : "none (hawk holds no generation)";
+}
+
+}  // namespace
+
+// A change applied to the state and handed to the journal, not yet durable.
+struct StateService::Uncommitted {
+  uint64_t id = 0;
+  bool had_state = false;
+  model::Undo undo;
+  model::ChangeSummary summary;
+  Done done;
+};
+
+StateService::StateService(store::Journal* journal, reconcile::Reconciler* reconciler,
+                           model::DesiredState* state)
+    : journal_(journal), reconciler_(reconciler), state_(state) {}
+
+StateService::~StateService() { *alive_ = false; }
+
+absl::Status StateService::Load() {
+  if (journal_ == nullptr) return absl::OkStatus();
+  absl::StatusOr<store::LoadedJournal> loaded = journal_->Load();
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat("load desired state: ", loaded.status().message()));
+  }
+  if (!loaded->repaired.empty()) {
+    base::LogWarn("desired-state journal: ", loaded->repaired,
+                  " (a write cut short by a crash; it was never acknowledged)");
+  }
+  if (loaded->snapshot) {
+    absl::StatusOr<model::DesiredState> snapshot = model::ParseDesiredState(*loaded->snapshot);
+    if (!snapshot.ok()) {
+      return absl::DataLossError(absl::StrCat("desired-state snapshot (seq ", loaded->snapshot_seq,
+                                              ") in ", journal_->dir(),
+                                              " is corrupt: ", snapshot.status().message()));
+    }
+    *state_ = *std::move(snapshot);
+    has_state_ = true;
+  }
+  for (const store::JournalRecord& record : loaded->records) {
+    absl::StatusOr<model::Delta> delta = model::ParseDeltaJson(record.payload);
+    if (!delta.ok()) {
+      return absl::DataLossError(absl::StrCat("desired-state journal record ", record.seq, " in ",
+                                              journal_->dir(),
+                                              " is corrupt: ", delta.status().message()));
+    }
+    model::ApplyDelta(*delta, state_);
+    has_state_ = true;
+  }
+  if (has_state_) {
+    base::LogInfo("loaded desired state \"", state_->version, "\" (", state_->server_count(),
+                  " servers, ", state_->map_entry_count(), " map entries, ",
+                  state_->acl_pattern_count(), " ACL patterns) from ", journal_->dir(),
+                  ": snapshot seq ", loaded->snapshot_seq, " + ", loaded->records.size(),
+                  " journal records");
+    reconciler_->PublishWhole();
+  }
+  return absl::OkStatus();
+}
+
+absl::optional<int64_t> StateService::HeldGeneration() const {
+  absl::optional<int64_t> held;
+  if (has_state_ && state_->generation.has_value()) held.emplace(*state_->generation);
+  return held;
+}
+
+absl::Status StateService::CheckGeneration(absl::optional<int64_t> generation, bool same_content,
+                                           absl::string_view version) const {
+  absl::optional<int64_t> held = HeldGeneration();
+  if (!held || !generation) return absl::OkStatus();
+  if (*generation < *held) {
+    return Aborted(absl::StrCat("generation ", *generation, " is older than the current ", *held,
+                                "; nothing changed"),
+                   "generation", held);
+  }
+  if (*generation == *held && !(same_content && version == state_->version)) {
+    return Aborted(absl::StrCat("generation ", *generation,
+                                " already holds other content; use a higher generation to change "
+                                "it; nothing changed"),
+                   "generation", held);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status StateService::Put(absl::string_view body, Done done) {
+  ++stats_.puts;
+  absl::StatusOr<model::DesiredState> parsed = model::ParseDesiredState(body);
+  if (!parsed.ok()) {
+    ++stats_.refused;
+    return parsed.status();
+  }
+  absl::optional<int64_t> generation = parsed->generation;
+  std::string version = parsed->version;
+  static const model::DesiredState kEmpty;
+  model::Delta delta = model::DiffStates(has_state_ ? *state_ : kEmpty, *std::move(parsed));
+  if (absl::Status order = CheckGeneration(generation, has_state_ && delta.empty(), version);
+      !order.ok()) {
+    ++stats_.refused;
+    return order;
+  }
+  Commit(std::move(delta), std::move(done));
+  return absl::OkStatus();
+}
+
+absl::Status StateService::Patch(absl::string_view body, Done done) {
+  ++stats_.patches;
+  static const model::DesiredState kEmpty;
+  const model::DesiredState& held = has_state_ ? *state_ : kEmpty;
+  absl::StatusOr<model::StatePatch> patch = model::ParseStatePatch(body, held);
+  if (!patch.ok()) {
+    ++stats_.refused;
+    return patch.status();
+  }
+  if (patch->base_generation) {
+    absl::optional<int64_t> current = HeldGeneration();
+    if (current != patch->base_generation) {
+      ++stats_.refused;
+      return Aborted(
+          absl::StrCat("baseGeneration ", *patch->base_generation,
+                       " is not the generation hawk holds: ", Held(current), "; nothing changed"),
+          "baseGeneration", current);
+    }
+  }
+  model::Delta delta = model::PatchToDelta(*patch, held);
+  absl::optional<int64_t> current = HeldGeneration();
+  if (patch->generation && current) {
+    if (*patch->generation < *current) {
+      ++stats_.refused;
+      return Aborted(absl::StrCat("generation ", *patch->generation, " is older than the current ",
+                                  *current, "; nothing changed"),
+                     "generation", current);
+    }
+    if (*patch->generation == *current) {
+      // Only a retry that changes nothing may reuse the generation held: find out by applying
+      // it and undoing it (O(patch)).
+      std::string version_before = state_->version;
+      model::AppliedDelta probe = model::ApplyDelta(delta, state_);
+      bool changes = !probe.summary.empty() || state_->version != version_before;
+      model::UndoDelta(std::move(probe.undo), state_);
+      if (changes) {
+        ++stats_.refused;
+        return Aborted(absl::StrCat("generation ", *patch->generation,
+                                    " already holds other content; use a higher generation to "
+                                    "change it; nothing changed"),
+                       "generation", current);
+      }
+    }
+  }
+  Commit(std::move(delta), std::move(done));
+  return absl::OkStatus();
+}
+
+void StateService::Commit(model::Delta delta, Done done) {
+  bool had_state = has_state_;
+  std::string version_before = state_->version;
+  absl::optional<int64_t> generation_before = state_->generation;
+  model::AppliedDelta applied = model::ApplyDelta(delta, state_);
+  has_state_ = true;
+  if (had_state && applied.summary.empty() && state_->version == version_before &&
+      state_->generation == generation_before) {
+    // Nothing changed (a retry, upserts of what is held): nothing to persist or send.
+    ++stats_.unchanged;
+    done(reconciler_->latest_seq());
+    return;
+  }
+  stats_.objects_changed += delta.object_count();
+  if (journal_ == nullptr) {
+    done(reconciler_->Publish(applied.summary));
+    return;
+  }
+  static uint64_t next_id = 1;
+  auto entry = std::make_unique<Uncommitted>();
+  entry->id = next_id++;
+  entry->had_state = had_state;
+  entry->undo = std::move(applied.undo);
+  entry->summary = std::move(applied.summary);
+  entry->done = std::move(done);
+  uint64_t id = entry->id;
+  uncommitted_.push_back(std::move(entry));
+  std::weak_ptr<bool> alive = alive_;
+  journal_->Append(model::DeltaToJson(delta), [this, alive, id](absl::Status status) {
+    std::shared_ptr<bool> still = alive.lock();
+    if (still && *still) OnDurable(id, std::move(status));
+  });
+}
+
+void StateService::OnDurable(uint64_t id, absl::Status status) {
+  if (uncommitted_.empty() || uncommitted_.front()->id > id) return;  // undone with its batch
+  if (status.ok()) {
+    std::unique_ptr<Uncommitted> entry = std::move(uncommitted_.front());
+    uncommitted_.pop_front();
+    uint64_t seq = reconciler_->Publish(entry->summary);
+    entry->done(seq);
+    MaybeCompact();
+    return;
+  }
+  // The batch failed as a whole: undo every change not yet durable, newest first, and refuse them.
+  ++stats_.persist_failures;
+  base::LogError("desired state: not made durable, so not applied: ", status.message());
+  std::deque<std::unique_ptr<Uncommitted>> failed = std::move(uncommitted_);
+  uncommitted_.clear();
+  for (auto it = failed.rbegin(); it != failed.rend(); ++it) {
+    model::UndoDelta(std::move((*it)->undo), state_);
+    has_state_ = (*it)->had_state;
+  }
+  for (auto& entry : failed) entry->done(status);
+}
+
+void StateService::MaybeCompact() {
+  if (!uncommitted_.empty() || !journal_->WantsCompaction()) return;
+  // The state now is exactly the state as of the last durable record.
+  std::string snapshot = model::DesiredStateToJson(*state_);
+  snapshot.push_back('\n');
+  uint64_t seq = journal_->durable_seq();
+  journal_->Compact(std::move(snapshot), seq, [seq](absl::Status status) {
+    if (!status.ok()) {
+      base::LogWarn("desired-state journal: compaction at seq ", seq,
+                    " failed (the journal keeps "
+                    "every record; it is retried later): ",
+                    status.message());
+    } else {
+      base::LogDebug("desired-state journal: compacted at seq ", seq);
+    }
+  });
+}
+
+}  // namespace hawk::api

@@ -1,0 +1,94 @@
+#pragma once
+
+// StateService: the desired state hawk holds, and every way it changes.
+//
+// Ownership and threading: owns the DesiredState (the reconciler reads it through a pointer);
+// uses (does not own) the Journal (null without --state-dir) and the Reconciler; loop thread
+// only.
+//
+// A change (a whole-state PUT, diffed against the state held; a PATCH, merged into it) is
+// validated in full, ordered by `generation`, applied to the state held, written to the journal
+// as one record of what changed — group commit: one write and one fdatasync for every change
+// accepted in the same loop iteration — and only once durable published to the reconciler. If
+// the journal fails, the changes of that batch are undone, newest first, and refused: nothing
+// acknowledged is ever lost, and nothing refused stays applied. Every cost is proportional to the
+// change, except what a whole-state PUT cannot avoid: parsing and diffing the document.
+// Compaction (a snapshot of the whole state, written on the threadpool) runs when the journal
+// asks for it, between pushes.
+//
+// Ordering (both verbs): a `generation` lower than the one held → Aborted naming the one held;
+// equal with other content or version → Aborted; equal with the same → accepted, nothing
+// changes (idempotent retries). PATCH's `baseGeneration`, when given, must equal the generation
+// held, else Aborted naming it.
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "agent/model/delta.h"
+#include "agent/model/desired.h"
+#include "agent/reconcile/reconciler.h"
+#include "agent/store/journal.h"
+
+namespace hawk::api {
+
+struct StateServiceStats {
+  uint64_t puts = 0;
+  uint64_t patches = 0;
+  uint64_t unchanged = 0;  // accepted, nothing to do
+  uint64_t refused = 0;    // invalid, out of order
+  uint64_t persist_failures = 0;
+  uint64_t objects_changed = 0;  // servers, entries and patterns, over every accepted change
+};
+
+class StateService {
+ public:
+  // Called once the change is durable (with the push's reconciler sequence number, for
+  // Reconciler::WaitForPush) or refused by the journal.
+  using Done = std::function<void(absl::StatusOr<uint64_t> seq)>;
+
+  StateService(store::Journal* journal, reconcile::Reconciler* reconciler,
+               model::DesiredState* state);
+  ~StateService();
+  StateService(const StateService&) = delete;
+  StateService& operator=(const StateService&) = delete;
+
+  // Loads what the journal holds (snapshot, then records) into the state and publishes it.
+  // DataLoss when a record or the snapshot does not parse. A no-op without a journal.
+  absl::Status Load();
+
+  // Validation and ordering errors come back at once (InvalidArgument naming the field, Aborted
+  // for the generation). Otherwise `done` runs once the change is durable — inside the call when
+  // nothing changed or there is no journal, else from the loop.
+  absl::Status Put(absl::string_view body, Done done);
+  absl::Status Patch(absl::string_view body, Done done);
+
+  // nullptr until a state was pushed or loaded.
+  const model::DesiredState* current() const { return has_state_ ? state_ : nullptr; }
+  const StateServiceStats& stats() const { return stats_; }
+
+ private:
+  struct Uncommitted;
+
+  absl::optional<int64_t> HeldGeneration() const;
+  absl::Status CheckGeneration(absl::optional<int64_t> generation, bool same_content,
+                               absl::string_view version) const;
+  void Commit(model::Delta delta, Done done);
+  void OnDurable(uint64_t journal_seq, absl::Status status);
+  void MaybeCompact();
+
+  store::Journal* journal_;
+  reconcile::Reconciler* reconciler_;
+  model::DesiredState* state_;
+  bool has_state_ = false;
+  std::deque<std::unique_ptr<Uncommitted>> uncommitted_;  // in journal order
+  StateServiceStats stats_;
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+};
+
+}  // namespace hawk::api

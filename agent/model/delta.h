@@ -1,0 +1,137 @@
+#pragma once
+
+// Changes to the desired state, pure.
+//
+// A Delta is one change, fully resolved: what a PATCH asks for once merged with the state held
+// (a server upsert becomes the server's whole spec), what a whole-state PUT amounts to once
+// diffed against the state held, and what the journal stores. Applying a Delta is idempotent and
+// last-writer-wins per object, so replaying journal records over a snapshot that already holds
+// some of them converges to the same state.
+//
+// ApplyDelta changes the state in O(size of the delta) and returns
+//   - an Undo, which puts the state back (when the change cannot be made durable), and
+//   - a ChangeSummary, what the reconciler plans from: for each object that changed, what it was
+//     before (a worker that held the state before the change holds exactly that).
+//
+// Map and ACL contents travel in StringTables, so a delta of 100,000 entries costs about as
+// much memory as the entries' bytes.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/types/optional.h"
+#include "agent/model/desired.h"
+#include "agent/model/string_table.h"
+
+namespace hawk::model {
+
+struct BackendDelta {
+  std::string name;
+  bool create = false;  // managed from now on (PUT listed it, PATCH upserted into a new one)
+  bool drop = false;    // no longer managed, with all its servers (they stay as they are)
+  // name → the server's whole spec after the change; nullopt: the server is no longer managed.
+  std::vector<std::pair<std::string, absl::optional<ServerSpec>>> servers;
+};
+
+// A map (key → value) or an ACL (pattern → "").
+struct TableDelta {
+  std::string name;
+  bool create = false;  // managed from now on: `set` is then all it holds
+  bool drop = false;    // no longer managed (its entries stay on the workers as they are)
+  StringTable set;      // key → value to hold (for an ACL: patterns to add, values "")
+  StringTable erase;    // keys to delete (values "")
+};
+
+struct Delta {
+  std::string version;                 // the version label after the change
+  absl::optional<int64_t> generation;  // the generation after the change
+  std::vector<BackendDelta> backends;
+  std::vector<TableDelta> maps;
+  std::vector<TableDelta> acls;
+
+  // No object changes (the label and generation may still change).
+  bool empty() const { return backends.empty() && maps.empty() && acls.empty(); }
+  // Objects touched: servers, entries and patterns (for limits, logs and metrics).
+  size_t object_count() const;
+};
+
+// What changed, as the reconciler needs it: each object with its value before the change.
+struct ServerChange {
+  std::string backend, server;
+  absl::optional<ServerSpec> before;  // nullopt: it was not managed
+  bool managed_after = true;          // false: no longer managed (nothing to send)
+};
+
+struct TableChange {
+  std::string name;
+  // The whole content must be replaced on every worker: the table is newly managed (what each
+  // worker holds is whatever its file said), or so much of it changed that one transaction costs
+  // less than per-entry commands (kReplaceAboveFraction).
+  bool replace = false;
+  bool dropped = false;    // no longer managed: nothing to send, forget what was stale
+  StringTable existed;     // changed keys that existed before (values: the value before)
+  StringTable was_absent;  // changed keys that did not exist before (values "")
+
+  size_t changed_keys() const { return existed.size() + was_absent.size(); }
+};
+
+struct ChangeSummary {
+  std::string version;  // after the change
+  absl::optional<int64_t> generation;
+  std::vector<ServerChange> servers;
+  std::vector<std::string> backends_created;
+  std::vector<std::string> backends_dropped;
+  std::vector<TableChange> maps;
+  std::vector<TableChange> acls;
+
+  bool empty() const {
+    return servers.empty() && backends_created.empty() && backends_dropped.empty() &&
+           maps.empty() && acls.empty();
+  }
+};
+
+// A table change of more than this fraction of the table's size (and at least kReplaceMinKeys
+// keys) is planned as one replace transaction instead of per-entry commands. Measured (see
+// bench/RESULTS.md, "per-entry commands or one transaction").
+inline constexpr double kReplaceAboveFraction = 0.05;
+inline constexpr size_t kReplaceMinKeys = 64;
+
+// Restores the state an ApplyDelta changed. Opaque: only UndoDelta reads it.
+struct Undo {
+  std::string version;
+  absl::optional<int64_t> generation;
+  struct Step;
+  std::vector<Step> steps;  // applied in reverse
+
+  Undo();
+  ~Undo();
+  Undo(Undo&&) noexcept;
+  Undo& operator=(Undo&&) noexcept;
+};
+
+struct AppliedDelta {
+  Undo undo;
+  ChangeSummary summary;
+};
+
+// Applies `delta` to `state`. Never fails: the delta was validated against this state (a server
+// spec is complete, names are valid). Changes that change nothing (the same value set again,
+// a delete of an absent key) are left out of the summary.
+AppliedDelta ApplyDelta(const Delta& delta, DesiredState* state);
+void UndoDelta(Undo undo, DesiredState* state);
+
+// The delta that turns `from` into `to` (the whole-state PUT): backends, maps and ACLs listed in
+// `to` but not in `from` are created, those only in `from` dropped; a server or entry that
+// differs is set, one that is gone is removed (a server no longer listed leaves management; a
+// map entry or ACL pattern no longer listed is deleted). O(size of both), no copies of what is
+// equal. `to` is consumed: tables and specs that differ move into the delta.
+Delta DiffStates(const DesiredState& from, DesiredState to);
+
+// The state `delta` would create from nothing (journal replay and tests).
+DesiredState StateFromDelta(const Delta& delta);
+// The delta that creates `state` from nothing (compaction writes a state as one such record).
+Delta DeltaFromState(const DesiredState& state);
+
+}  // namespace hawk::model

@@ -1,0 +1,246 @@
+#include "agent/model/delta_json.h"
+
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "agent/base/json_writer.h"
+#include "agent/model/cli_safety.h"
+#include "agent/model/desired_json.h"
+#include "agent/model/json_read.h"
+
+namespace hawk::model {
+namespace {
+
+using json::array;
+using json::element;
+using json::object;
+using json::Path;
+
+void WriteSpec(const ServerSpec& spec, base::JsonWriter* w) {
+  w->BeginObject();
+  w->Key("address").String(spec.address);
+  if (spec.port) w->Key("port").Int(*spec.port);
+  if (spec.weight) w->Key("weight").Int(*spec.weight);
+  if (spec.state) w->Key("state").String(ServerStateName(*spec.state));
+  w->EndObject();
+}
+
+void WriteTables(absl::string_view key, const std::vector<TableDelta>& tables, bool acl,
+                 base::JsonWriter* w) {
+  w->Key(key).BeginArray();
+  for (const TableDelta& t : tables) {
+    w->BeginObject();
+    w->Key("name").String(t.name);
+    w->Key("create").Bool(t.create);
+    w->Key("drop").Bool(t.drop);
+    w->Key("set").BeginArray();
+    t.set.ForEach([&](absl::string_view k, absl::string_view v) {
+      w->String(k);
+      if (!acl) w->String(v);
+    });
+    w->EndArray();
+    w->Key("erase").BeginArray();
+    t.erase.ForEach([&](absl::string_view k, absl::string_view) { w->String(k); });
+    w->EndArray();
+    w->EndObject();
+  }
+  w->EndArray();
+}
+
+absl::Status ParseSpec(element value, const Path& path, ServerSpec* spec) {
+  object obj;
+  RETURN_IF_ERROR(json::AsObject(value, path, &obj));
+  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+    if (key == "address") {
+      absl::string_view text;
+      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      RETURN_IF_ERROR(CheckAddress(text, field));
+      spec->address = std::string(text);
+    } else if (key == "state") {
+      absl::string_view text;
+      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      spec->state = ServerStateFromName(text);
+      if (!spec->state) return json::Error(field, "not a server state");
+    } else {
+      int64_t n = 0;
+      RETURN_IF_ERROR(key == "port" ? json::AsInteger(v, field, 1, 65535, &n)
+                                    : json::AsInteger(v, field, 0, 256, &n));
+      (key == "port" ? spec->port : spec->weight) = static_cast<int>(n);
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(json::ForEachMember(obj, path, {"address", "port", "weight", "state"}, handle));
+  if (spec->address.empty()) return json::Error(path.Field("address"), "required");
+  return absl::OkStatus();
+}
+
+absl::Status ParseBackend(element value, const Path& path, BackendDelta* out) {
+  object obj;
+  RETURN_IF_ERROR(json::AsObject(value, path, &obj));
+  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+    if (key == "name") {
+      absl::string_view text;
+      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      RETURN_IF_ERROR(CheckIdentifier(text, field));
+      out->name = std::string(text);
+      return absl::OkStatus();
+    }
+    if (key == "create" || key == "drop") {
+      return json::AsBool(v, field, key == "create" ? &out->create : &out->drop);
+    }
+    array servers;
+    RETURN_IF_ERROR(json::AsArray(v, field, kMaxServersPerBackend, "servers", &servers));
+    size_t i = 0;
+    for (element server : servers) {
+      Path at = field.At(i++);
+      object server_obj;
+      RETURN_IF_ERROR(json::AsObject(server, at, &server_obj));
+      std::string name;
+      absl::optional<ServerSpec> spec;
+      auto member = [&](std::string_view k, element sv, const Path& f) -> absl::Status {
+        if (k == "name") {
+          absl::string_view text;
+          RETURN_IF_ERROR(json::AsString(sv, f, &text));
+          RETURN_IF_ERROR(CheckIdentifier(text, f));
+          name = std::string(text);
+          return absl::OkStatus();
+        }
+        spec.emplace();
+        return ParseSpec(sv, f, &*spec);
+      };
+      RETURN_IF_ERROR(json::ForEachMember(server_obj, at, {"name", "spec"}, member));
+      if (name.empty()) return json::Error(at.Field("name"), "required");
+      out->servers.emplace_back(std::move(name), std::move(spec));
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(json::ForEachMember(obj, path, {"name", "create", "drop", "servers"}, handle));
+  if (out->name.empty()) return json::Error(path.Field("name"), "required");
+  return absl::OkStatus();
+}
+
+absl::Status ParseStrings(element value, const Path& path, bool pairs, StringTable* out) {
+  array items;
+  RETURN_IF_ERROR(json::AsArray(value, path, 2 * kMaxMapEntries, "strings", &items));
+  size_t i = 0;
+  absl::string_view key;
+  for (element item : items) {
+    Path at = path.At(i);
+    absl::string_view text;
+    RETURN_IF_ERROR(json::AsString(item, at, &text));
+    RETURN_IF_ERROR(CheckEntryText(text, at));
+    if (!pairs) {
+      out->Set(text, "");
+    } else if (i % 2 == 0) {
+      key = text;
+    } else {
+      out->Set(key, text);
+    }
+    ++i;
+  }
+  if (pairs && i % 2 != 0) return json::Error(path, "must hold key, value pairs");
+  return absl::OkStatus();
+}
+
+absl::Status ParseTable(element value, const Path& path, bool acl, TableDelta* out) {
+  object obj;
+  RETURN_IF_ERROR(json::AsObject(value, path, &obj));
+  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+    if (key == "name") {
+      absl::string_view text;
+      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      RETURN_IF_ERROR(CheckFilePath(text, field));
+      out->name = std::string(text);
+      return absl::OkStatus();
+    }
+    if (key == "create" || key == "drop") {
+      return json::AsBool(v, field, key == "create" ? &out->create : &out->drop);
+    }
+    if (key == "set") return ParseStrings(v, field, /*pairs=*/!acl, &out->set);
+    return ParseStrings(v, field, /*pairs=*/false, &out->erase);
+  };
+  RETURN_IF_ERROR(
+      json::ForEachMember(obj, path, {"name", "create", "drop", "set", "erase"}, handle));
+  if (out->name.empty()) return json::Error(path.Field("name"), "required");
+  return absl::OkStatus();
+}
+
+template <typename T, typename ParseFn>
+absl::Status ParseItems(element value, const Path& path, size_t max, ParseFn parse,
+                        std::vector<T>* out) {
+  array items;
+  RETURN_IF_ERROR(json::AsArray(value, path, max, "items", &items));
+  size_t i = 0;
+  for (element item : items) RETURN_IF_ERROR(parse(item, path.At(i++), &out->emplace_back()));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string DeltaToJson(const Delta& delta) {
+  base::JsonWriter w;
+  w.BeginObject();
+  w.Key("version").String(delta.version);
+  if (delta.generation) w.Key("generation").String(absl::StrCat(*delta.generation));
+  w.Key("backends").BeginArray();
+  for (const BackendDelta& b : delta.backends) {
+    w.BeginObject();
+    w.Key("name").String(b.name);
+    w.Key("create").Bool(b.create);
+    w.Key("drop").Bool(b.drop);
+    w.Key("servers").BeginArray();
+    for (const auto& [server, spec] : b.servers) {
+      w.BeginObject();
+      w.Key("name").String(server);
+      if (spec) {
+        w.Key("spec");
+        WriteSpec(*spec, &w);
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  WriteTables("maps", delta.maps, /*acl=*/false, &w);
+  WriteTables("acls", delta.acls, /*acl=*/true, &w);
+  w.EndObject();
+  return w.Take();
+}
+
+absl::StatusOr<Delta> ParseDeltaJson(absl::string_view json_text) {
+  simdjson::padded_string padded;
+  simdjson::dom::parser parser;
+  object root;
+  RETURN_IF_ERROR(json::ParseRootObject(json_text, "journal record", &padded, &parser, &root));
+  Delta delta;
+  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+    if (key == "version") {
+      absl::string_view text;
+      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      if (!text.empty()) RETURN_IF_ERROR(CheckVersion(text, field));
+      delta.version = std::string(text);
+      return absl::OkStatus();
+    }
+    if (key == "generation") {
+      int64_t n = 0;
+      RETURN_IF_ERROR(json::AsInteger(v, field, 0, std::numeric_limits<int64_t>::max(), &n));
+      delta.generation = n;
+      return absl::OkStatus();
+    }
+    if (key == "backends") return ParseItems(v, field, kMaxBackends, ParseBackend, &delta.backends);
+    bool acl = key == "acls";
+    auto parse_table = [acl](element e, const Path& p, TableDelta* t) {
+      return ParseTable(e, p, acl, t);
+    };
+    return ParseItems(v, field, acl ? kMaxAcls : kMaxMaps, parse_table,
+                      acl ? &delta.acls : &delta.maps);
+  };
+  Path path;
+  RETURN_IF_ERROR(json::ForEachMember(
+      root, path, {"version", "generation", "backends", "maps", "acls"}, handle));
+  return delta;
+}
+
+}  // namespace hawk::model
