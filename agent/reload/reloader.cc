@@ -510,7 +510,11 @@ void Reloader::OnWorkers(const model::WorkersReport& report) {
     last_seen_ = BaselineFrom(report);
     return;
   }
-  if (report.master.reloads > accounted_reloads_ && !(round_ && round_->awaiting)) {
+  // Once hawk has sent `reload`, the counter may move before the reply comes back (3.1+ answers
+  // only once the new worker is ready, and the registry polls meanwhile): that is hawk's reload,
+  // accounted for when the reply arrives, not an external one.
+  bool own_reload_under_way = round_ && (round_->awaiting || round_->reload_sent_ms != 0);
+  if (report.master.reloads > accounted_reloads_ && !own_reload_under_way) {
     if (external_.has_value()) {
       // A second reload before the first one's verdict: record the first as it stands.
       RecordExternal(ReloadResult::kTimedOut, ReloadJudgement{Verdict::kPending, 0,
