@@ -22,8 +22,10 @@ inline constexpr size_t kMaxBackends = 10000;
 inline constexpr size_t kMaxServersPerBackend = 10000;
 inline constexpr size_t kMaxMaps = 1000;
 inline constexpr size_t kMaxAcls = 1000;
-inline constexpr size_t kMaxMapEntries = 100000;   // per map
-inline constexpr size_t kMaxAclPatterns = 100000;  // per ACL
+// Per map / per ACL: ten times the 100,000 entries of a large ingress. A document is also
+// bounded by the body limit; a PATCH may grow a map past what one document could carry.
+inline constexpr size_t kMaxMapEntries = 1000000;
+inline constexpr size_t kMaxAclPatterns = 1000000;
 // The body limit the caller (HTTP layer) should enforce; the parser itself does not.
 inline constexpr size_t kMaxDesiredStateJsonBytes = 32 * 1024 * 1024;
 

@@ -209,6 +209,68 @@ TEST_F(ContractTest, DesiredStatePushAndWatch) {
   EXPECT_GE(lines, 2u);
 }
 
+TEST_F(ContractTest, DeltaPushAndOutOfOrderGenerations) {
+  haproxy_ =
+      std::make_unique<HaproxyProcess>(dir_, StateHaproxyConfig(dir_, port_, backend_->port()));
+  ASSERT_TRUE(haproxy_->Start());
+  HawkProcess hawk(dir_, haproxy_->master_socket(), {"--state-dir", dir_.File("state")});
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return hawk.Get("/readyz").status == 200; }, seconds(5)));
+  std::string map = dir_.File("hosts.map");
+  std::string base = R"({"version":"v1","generation":"10","backends":[{"name":"be_app","servers":[)"
+                     R"({"name":"SRV_1","address":"127.0.0.1","port":)" +
+                     std::to_string(backend_->port()) + R"(}]}],"maps":[{"name":")" + map +
+                     R"(","entries":[{"key":"a","value":"be_app"}]}]})";
+  ASSERT_EQ(hawk.Put("/v1/state", base).status, 200);
+
+  // The body of PATCH is a StatePatch.
+  std::string patch_body = R"({"generation":"11","baseGeneration":"10","version":"v2",)"
+                           R"("upsert":{"backends":[{"name":"be_app","servers":[)"
+                           R"({"name":"SRV_1","weight":20}]}],"maps":[{"name":")" +
+                           map +
+                           R"(","entries":[{"key":"b","value":"be_app"}]}]},)"
+                           R"("remove":{"maps":[{"name":")" +
+                           map + R"(","keys":["a"]}]}})";
+  hawk::v1::StatePatch sent;
+  ASSERT_TRUE(ParsesStrictly(patch_body, &sent));
+  HttpResult patched = hawk.Patch("/v1/state", patch_body);
+  ASSERT_EQ(patched.status, 200) << patched.body;
+  hawk::v1::PushResponse push;
+  ASSERT_TRUE(ParsesStrictly(patched.body, &push));
+  EXPECT_EQ(push.version(), "v2");
+  EXPECT_EQ(push.generation(), 11);
+  ASSERT_EQ(push.workers_size(), 1);
+  EXPECT_EQ(push.workers(0).result(), hawk::v1::APPLIED) << patched.body;
+
+  hawk::v1::DesiredState state;
+  ASSERT_TRUE(ParsesStrictly(hawk.Get("/v1/state").body, &state));
+  ASSERT_EQ(state.backends_size(), 1);
+  EXPECT_EQ(state.backends(0).servers(0).weight(), 20u);
+  EXPECT_EQ(state.backends(0).servers(0).port(), static_cast<uint32_t>(backend_->port()));
+  ASSERT_EQ(state.maps_size(), 1);
+  ASSERT_EQ(state.maps(0).entries_size(), 1);
+  EXPECT_EQ(state.maps(0).entries(0).key(), "b");
+
+  // A delta against an old base: 409 naming the generation held, for PATCH and for PUT.
+  hawk::v1::ErrorResponse error;
+  HttpResult stale_base = hawk.Patch("/v1/state", R"({"baseGeneration":"10","generation":"12"})");
+  EXPECT_EQ(stale_base.status, 409);
+  ASSERT_TRUE(ParsesStrictly(stale_base.body, &error)) << stale_base.body;
+  EXPECT_EQ(error.error().code(), "ABORTED");
+  EXPECT_EQ(error.error().field(), "baseGeneration");
+  EXPECT_EQ(error.error().current_generation(), "11");
+  HttpResult older = hawk.Put("/v1/state", base);
+  EXPECT_EQ(older.status, 409);
+  ASSERT_TRUE(ParsesStrictly(older.body, &error));
+  EXPECT_EQ(error.error().current_generation(), "11");
+
+  HttpResult invalid = hawk.Patch(
+      "/v1/state", R"({"upsert":{"backends":[{"name":"be_app","servers":[{"name":"NEW"}]}]}})");
+  EXPECT_EQ(invalid.status, 400);
+  ASSERT_TRUE(ParsesStrictly(invalid.body, &error));
+  EXPECT_EQ(error.error().field(), "upsert.backends[0].servers[0].address");
+}
+
 TEST_F(ContractTest, ReloadResponsesAndHistory) {
   ASSERT_TRUE(haproxy_->Start());
   HawkProcess hawk(dir_, haproxy_->master_socket(),
@@ -246,8 +308,9 @@ TEST_F(ContractTest, ReloadResponsesAndHistory) {
   EXPECT_EQ(error.error().field(), "config");
 
   hawk::v1::ReloadsResponse history;
-  ASSERT_TRUE(ParsesStrictly(hawk.Get("/v1/reloads").body, &history));
-  ASSERT_EQ(history.reloads_size(), 2);
+  std::string history_json = hawk.Get("/v1/reloads").body;
+  ASSERT_TRUE(ParsesStrictly(history_json, &history));
+  ASSERT_EQ(history.reloads_size(), 2) << history_json;
   EXPECT_EQ(history.reloads(0).result(), hawk::v1::FAILED);
   EXPECT_EQ(history.reloads(1).new_worker_pid(), success.new_worker_pid());
 

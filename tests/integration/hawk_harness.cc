@@ -209,6 +209,10 @@ HttpResult HawkProcess::Put(const std::string& target, const std::string& body) 
   return Fetch(api_address(), "PUT", target, body, std::chrono::seconds(10));
 }
 
+HttpResult HawkProcess::Patch(const std::string& target, const std::string& body) const {
+  return Fetch(api_address(), "PATCH", target, body, std::chrono::seconds(10));
+}
+
 HttpResult HawkProcess::Post(const std::string& target, const std::string& body,
                              std::chrono::milliseconds timeout) const {
   return Fetch(api_address(), "POST", target, body, timeout);

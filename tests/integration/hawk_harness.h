@@ -105,6 +105,7 @@ class HawkProcess {
   bool WaitServing(std::chrono::milliseconds deadline = std::chrono::seconds(5));
   HttpResult Get(const std::string& target) const;
   HttpResult Put(const std::string& target, const std::string& body) const;
+  HttpResult Patch(const std::string& target, const std::string& body) const;
   HttpResult Post(const std::string& target, const std::string& body,
                   std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
   WorkersView Workers() const;

@@ -6,6 +6,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <list>
@@ -34,13 +35,18 @@ struct Pair {
 
 bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
 
-// Reads everything available from `from` into `to.out`.
-void ReadInto(Side& from, Side& to) {
+// Reads everything available from `from` into `to.out`; counts the bytes and LFs read in
+// `bytes`/`lines` when given.
+void ReadInto(Side& from, Side& to, std::atomic<uint64_t>* bytes, std::atomic<uint64_t>* lines) {
   char buffer[16384];
   while (true) {
     ssize_t n = ::recv(from.fd.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n > 0) {
       to.out.append(buffer, static_cast<size_t>(n));
+      if (bytes != nullptr) {
+        *bytes += static_cast<uint64_t>(n);
+        *lines += static_cast<uint64_t>(std::count(buffer, buffer + n, '\n'));
+      }
       if (to.out.size() >= kMaxBuffered) return;
       continue;
     }
@@ -77,12 +83,13 @@ short Interest(const Side& self, const Side& other) {
   return events;
 }
 
-void Handle(Side& self, Side& other, short revents) {
+void Handle(Side& self, Side& other, short revents, std::atomic<uint64_t>* bytes = nullptr,
+            std::atomic<uint64_t>* lines = nullptr) {
   if (revents & POLLERR) {
     self.gone = true;
     return;
   }
-  if ((revents & (POLLIN | POLLHUP)) && !self.read_eof) ReadInto(self, other);
+  if ((revents & (POLLIN | POLLHUP)) && !self.read_eof) ReadInto(self, other, bytes, lines);
   if (revents & POLLOUT) Flush(self);
   // On a unix stream socket POLLHUP means the peer closed both ways: nothing more can be
   // delivered to it, so once its last bytes are read the pair is finished.
@@ -178,7 +185,8 @@ void UnixRelay::Loop() {
 
     for (size_t i = 0; i < owners.size(); ++i) {
       Pair& pair = *owners[i];
-      Handle(pair.client, pair.target, fds[2 + 2 * i].revents);
+      Handle(pair.client, pair.target, fds[2 + 2 * i].revents, &bytes_to_target_,
+             &lines_to_target_);
       Handle(pair.target, pair.client, fds[3 + 2 * i].revents);
       Flush(pair.client);
       Flush(pair.target);

@@ -11,6 +11,7 @@
 // removes the listening socket file.
 
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <thread>
 
@@ -36,6 +37,10 @@ class UnixRelay {
   int max_concurrent_connections() const { return max_.load(); }
   int total_accepted() const { return total_.load(); }
   int failed_target_connects() const { return failed_.load(); }
+  // Bytes and lines (LFs) the clients sent towards the target: for a master CLI client, every
+  // command and payload line is one line.
+  uint64_t bytes_to_target() const { return bytes_to_target_.load(); }
+  uint64_t lines_to_target() const { return lines_to_target_.load(); }
   // Restarts the maximum from the current count.
   void ResetMax() { max_.store(current_.load()); }
 
@@ -52,6 +57,8 @@ class UnixRelay {
   std::atomic<int> max_{0};
   std::atomic<int> total_{0};
   std::atomic<int> failed_{0};
+  std::atomic<uint64_t> bytes_to_target_{0};
+  std::atomic<uint64_t> lines_to_target_{0};
 };
 
 }  // namespace hawk::testing
