@@ -251,6 +251,8 @@ std::vector<HaproxyVariant> StandardVariants() {
       {"grace 1s", "    grace 1s\n", ""},
       {"idle-close-on-response", "", "    option idle-close-on-response\n"},
       {"close-spread-time 1s", "    close-spread-time 1s\n", ""},
+      {"recommended", "    grace 1s\n    hard-stop-after 30s\n",
+       "    option idle-close-on-response\n"},
   };
 }
 
@@ -283,7 +285,8 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
     return result;
   }
   int frontend_port = hawk::testing::FreeTcpPort();
-  HaproxyProcess haproxy(dir, HaproxyConfig(options.variant, frontend_port, a.port, 0));
+  HaproxyProcess haproxy(dir, HaproxyConfig(options.variant, frontend_port, a.port, 0),
+                         options.haproxy_binary);
   if (hawk::testing::Result started = haproxy.Start(); !started) {
     result.error = "haproxy: " + started.error;
     return result;

@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/haproxy_process.h"
+
 namespace hawk::e2e {
 
 enum class Mode { kBaseline, kHawk };
@@ -34,7 +36,10 @@ struct HaproxyVariant {
   std::string global_lines;    // e.g. "    grace 1s\n"
   std::string defaults_lines;  // e.g. "    option idle-close-on-response\n"
 };
-// default; grace 1s; option idle-close-on-response; close-spread-time 1s.
+// default; grace 1s; idle-close-on-response; close-spread-time 1s; recommended: README.md's
+// "Recommended HAProxy settings" (global `grace 1s` and `hard-stop-after 30s`, defaults `option
+// idle-close-on-response`; `master-worker` is the -W the scenario starts HAProxy with, and the
+// optional server-state file is left out).
 std::vector<HaproxyVariant> StandardVariants();
 // The variant called `name` among StandardVariants(); the first one if none is.
 HaproxyVariant VariantNamed(const std::string& name);
@@ -47,6 +52,8 @@ struct ScenarioOptions {
   int prober_interval_ms = 200;
   int max_flip_delay_ms = 300;
   uint32_t seed = 1;  // the flip delays; the same seed gives both modes the same delays
+  // The HAProxy the scenario runs ($HAWK_HAPROXY_BINARY, else Debian 12's 2.6).
+  std::string haproxy_binary = hawk::testing::HaproxyProcess::DefaultBinary();
   // Paths of the programs (from the environment or compile-time defaults).
   std::string hawk_binary, backend_binary, load_client_binary;
   bool verbose = false;  // one line per cycle on stderr
