@@ -2,9 +2,22 @@
 
 // A pure stand-in for one HAProxy worker behind the master CLI, for the planner's tests. It runs
 // the commands commands.h builds the way HAProxy reads them (src/cli.c word splitting and
-// unescaping, src/map.c payload parsing, src/server.c `set server` semantics as observed on
-// 2.6.12) and answers `show servers state` / `show map` / `show acl` as HAProxy prints them, so
-// that a round trip goes through the real parsers and builders (parse::, plan::*FromReply).
+// unescaping, src/map.c payload parsing and per-entry commands, src/server.c `set server`
+// semantics as observed on 2.6.12) and answers `show servers state` / `show map` / `show acl` as
+// HAProxy prints them, so that a round trip goes through the real parsers and builders (parse::,
+// plan::*FromReply).
+//
+// Per-entry commands on the live map or ACL (src/map.c, src/pattern.c), replies as HAProxy words
+// them (Execute gives the text, Answer adds the LF and the blank line):
+//   - `set map <m> <k> <v>` sets every entry with key k ("" on success); "entry not found." when
+//     there is none;
+//   - `add map <m> <k> <v>` / `add acl <a> <p>` append, duplicates included (HAProxy keeps them);
+//   - `del map <m> <k>` / `del acl <a> <p>`: 2.6 removes every entry with that key, 3.4 only the
+//     first one (SimOptions::del_removes_first_only); "Key not found." when there is none;
+//   - a key starting with "#0x" is read by `set map` and `del map|acl` as an entry reference
+//     (`#<pointer>` as `show map` prints it), not as a key: "Malformed identifier. Please use
+//     #<id> or <file>." when the rest is not hexadecimal, else the entry at that pointer, or
+//     "key or pattern not found." / "Key not found." when there is none.
 //
 // It also checks what a real master and worker would misread: a line whose last word starts
 // with "<<" (a payload on 2.9+), a line ending with "<<" (a payload on 2.6), an unescaped ';'.
@@ -16,6 +29,7 @@
 #include <map>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -26,7 +40,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/optional.h"
 #include "agent/cli/command.h"
+#include "agent/model/desired.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/servers_state.h"
 #include "agent/plan/commands.h"
@@ -104,7 +120,14 @@ struct SimEntry {
   std::string key;
   std::string value;  // unused for ACLs
   friend bool operator==(const SimEntry&, const SimEntry&) = default;
+  friend bool operator<(const SimEntry& a, const SimEntry& b) {
+    return std::tie(a.key, a.value) < std::tie(b.key, b.value);
+  }
 };
+
+inline void PrintTo(const SimEntry& entry, std::ostream* os) {
+  *os << "{\"" << entry.key << "\", \"" << entry.value << "\"}";
+}
 
 struct SimPatternRef {
   std::vector<SimEntry> current;
@@ -112,28 +135,43 @@ struct SimPatternRef {
   std::map<int64_t, std::vector<SimEntry>> prepared;
 };
 
+struct SimOptions {
+  // 3.4: `del map|acl` removes only the first entry with the key; 2.6 removes all of them.
+  bool del_removes_first_only = false;
+};
+
+// The entries of a StringTable, sorted by key.
+inline std::vector<SimEntry> SimEntries(const model::StringTable& table) {
+  std::vector<SimEntry> out;
+  for (const auto& [key, value] : table.Sorted()) {
+    out.push_back(SimEntry{std::string(key), std::string(value)});
+  }
+  return out;
+}
+
 class SimWorker {
  public:
-  explicit SimWorker(const ObservedWorker& observed, int pid = 4242) : pid_(pid) {
+  explicit SimWorker(const ObservedWorker& observed, int pid = 4242, SimOptions options = {})
+      : pid_(pid), options_(options) {
     for (const auto& [name, backend] : observed.backends) {
       if (backend.present) backends_[name] = backend.servers;
     }
     for (const auto& [name, map] : observed.maps) {
-      if (!map.present) continue;
-      SimPatternRef& ref = maps_[name];
-      for (const std::string& line : map.lines) {
-        size_t space = line.find(' ');
-        ref.current.push_back(space == std::string::npos
-                                  ? SimEntry{line, ""}
-                                  : SimEntry{line.substr(0, space), line.substr(space + 1)});
-      }
+      if (map.present) maps_[name].current = SimEntries(map.entries);
     }
     for (const auto& [name, acl] : observed.acls) {
-      if (!acl.present) continue;
-      SimPatternRef& ref = acls_[name];
-      for (const std::string& pattern : acl.patterns) ref.current.push_back({pattern, ""});
+      if (acl.present) acls_[name].current = SimEntries(acl.entries);
     }
   }
+
+  // What an ObservedTable cannot hold: duplicates, in a given order. Creates the map or ACL.
+  void SetMapEntries(const std::string& name, std::vector<SimEntry> entries) {
+    maps_[name].current = std::move(entries);
+  }
+  void SetAclEntries(const std::string& name, std::vector<SimEntry> entries) {
+    acls_[name].current = std::move(entries);
+  }
+  void set_options(SimOptions options) { options_ = options; }
 
   // A leaving worker after its soft-stop: server commands answer "Proxy is disabled.".
   void set_frozen(bool frozen) { frozen_ = frozen; }
@@ -168,6 +206,8 @@ class SimWorker {
       return Add(args, command.payload);
     }
     if (args[0] == "commit" && (args[1] == "map" || args[1] == "acl")) return Commit(args);
+    if (args[0] == "set" && args[1] == "map") return SetMap(args);
+    if (args[0] == "del" && (args[1] == "map" || args[1] == "acl")) return Del(args);
     return "Unknown command.";
   }
 
@@ -236,6 +276,14 @@ class SimWorker {
     auto found = acls_.find(name);
     return found == acls_.end() ? nullptr : &found->second.current;
   }
+  // The same, sorted (what a map holds, whatever order its entries came in); empty when the
+  // worker has no such map or ACL.
+  std::vector<SimEntry> SortedMapEntries(const std::string& name) const {
+    return SortedCopy(MapEntries(name));
+  }
+  std::vector<SimEntry> SortedAclEntries(const std::string& name) const {
+    return SortedCopy(AclEntries(name));
+  }
 
   // What `show …` for each name in `like` (the same keys) reports now, through the real parsers.
   ObservedWorker Observe(const ObservedWorker& like) const {
@@ -246,16 +294,26 @@ class SimWorker {
       if (backend.ok()) out.backends[name] = *std::move(backend);
     }
     for (const auto& [name, unused] : like.maps) {
-      absl::StatusOr<ObservedMap> map = MapFromReply(ShowMap(name));
+      absl::StatusOr<ObservedTable> map = MapFromReply(ShowMap(name));
       EXPECT_TRUE(map.ok()) << map.status();
       if (map.ok()) out.maps[name] = *std::move(map);
     }
     for (const auto& [name, unused] : like.acls) {
-      absl::StatusOr<ObservedAcl> acl = AclFromReply(ShowAcl(name));
+      absl::StatusOr<ObservedTable> acl = AclFromReply(ShowAcl(name));
       EXPECT_TRUE(acl.ok()) << acl.status();
       if (acl.ok()) out.acls[name] = *std::move(acl);
     }
     return out;
+  }
+
+  // What the reconciler's full observation of `desired` reports: every desired backend, map and
+  // ACL, through the real parsers.
+  ObservedWorker Observe(const model::DesiredState& desired) const {
+    ObservedWorker like;
+    for (const auto& [name, unused] : desired.backends) like.backends[name];
+    for (const auto& [name, unused] : desired.maps) like.maps[name];
+    for (const auto& [name, unused] : desired.acls) like.acls[name];
+    return Observe(like);
   }
 
   int commands_run() const { return commands_run_; }
@@ -348,7 +406,7 @@ class SimWorker {
     return version;
   }
 
-  std::string Add(std::vector<std::string> args, const std::vector<std::string>& payload) {
+  std::string Add(std::vector<std::string> args, const std::string& payload) {
     const std::string kind = args[1];
     int64_t version = -2;
     if (!args[2].empty() && args[2][0] == '@') {
@@ -383,7 +441,7 @@ class SimWorker {
     // src/map.c cli_parse_add_map with a payload: the lines joined by LF; the key ends at the
     // first space or tab (not at LF!), one separator is skipped, then every space and tab; the
     // value is the rest of the line.
-    std::string text = absl::StrJoin(payload, "\n");
+    std::string text = payload.substr(0, payload.size() - 1);  // without the last line's LF
     size_t p = 0;
     while (p < text.size()) {
       size_t key_end = text.find_first_of(" \t", p);
@@ -399,6 +457,84 @@ class SimWorker {
       p = value_end < text.size() ? value_end + 1 : value_end;
     }
     return "";
+  }
+
+  static std::vector<SimEntry> SortedCopy(const std::vector<SimEntry>* entries) {
+    if (entries == nullptr) return {};
+    std::vector<SimEntry> out = *entries;
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+
+  // The pointer `show map` prints for entry `index` ("%p").
+  static uint64_t Pointer(size_t index) { return 0x557909023000 + 0x90 * index; }
+
+  // src/map.c: a key word starting with "#0x" names an entry by its pointer. nullopt when `word`
+  // is a key; else the entry's index, or -1 when no entry has that pointer, or -2 when the rest
+  // is not hexadecimal.
+  static absl::optional<int64_t> EntryReference(const std::string& word,
+                                                const std::vector<SimEntry>& entries) {
+    if (!absl::StartsWith(word, "#0x")) return absl::nullopt;
+    uint64_t pointer = 0;
+    if (!absl::SimpleHexAtoi(word.substr(1), &pointer)) return -2;
+    for (size_t i = 0; i < entries.size(); ++i) {
+      if (Pointer(i) == pointer) return static_cast<int64_t>(i);
+    }
+    return -1;
+  }
+
+  static constexpr char kMalformedReference[] = "Malformed identifier. Please use #<id> or <file>.";
+
+  std::string SetMap(const std::vector<std::string>& args) {
+    if (args[2].empty() || args[3].empty() || args[4].empty()) {
+      return "'set map' expects three parameters: map identifier, key and value.";
+    }
+    auto found = maps_.find(args[2]);
+    if (found == maps_.end()) return Unknown("map");
+    std::vector<SimEntry>& entries = found->second.current;
+    if (absl::optional<int64_t> ref = EntryReference(args[3], entries)) {
+      if (*ref == -2) return kMalformedReference;
+      if (*ref < 0) return "key or pattern not found.";
+      entries[static_cast<size_t>(*ref)].value = args[4];
+      return "";
+    }
+    bool any = false;
+    for (SimEntry& entry : entries) {
+      if (entry.key == args[3]) {
+        entry.value = args[4];  // every entry with the key (src/pattern.c pat_ref_set)
+        any = true;
+      }
+    }
+    return any ? "" : "entry not found.";
+  }
+
+  std::string Del(const std::vector<std::string>& args) {
+    const std::string& kind = args[1];
+    if (args[2].empty() || args[3].empty()) {
+      return absl::StrCat("This command expects two parameters: ", kind == "map" ? "map" : "ACL",
+                          " identifier and key.");
+    }
+    auto found = Refs(kind).find(args[2]);
+    // `del acl` words an unknown ACL as a map (src/map.c cli_parse_del_map).
+    if (found == Refs(kind).end()) return Unknown("map");
+    std::vector<SimEntry>& entries = found->second.current;
+    if (absl::optional<int64_t> ref = EntryReference(args[3], entries)) {
+      if (*ref == -2) return kMalformedReference;
+      if (*ref < 0) return "Key not found.";
+      entries.erase(entries.begin() + *ref);
+      return "";
+    }
+    bool any = false;
+    for (auto it = entries.begin(); it != entries.end();) {
+      if (it->key != args[3]) {
+        ++it;
+        continue;
+      }
+      it = entries.erase(it);
+      any = true;
+      if (options_.del_removes_first_only) break;
+    }
+    return any ? "" : "Key not found.";
   }
 
   std::string Commit(const std::vector<std::string>& args) {
@@ -421,19 +557,19 @@ class SimWorker {
       return absl::StrCat(is_map ? Unknown("map") : Unknown("acl"), "\n\n");
     }
     std::string out;
-    uint64_t pointer = 0x557909023000;
-    for (const SimEntry& entry : found->second.current) {
+    const std::vector<SimEntry>& entries = found->second.current;
+    for (size_t i = 0; i < entries.size(); ++i) {
       // "%p %s %s" / "%p %s" (src/map.c cli_io_handler_pat_list).
-      absl::StrAppend(&out, "0x", absl::Hex(pointer), " ", entry.key);
-      if (is_map) absl::StrAppend(&out, " ", entry.value);
+      absl::StrAppend(&out, "0x", absl::Hex(Pointer(i)), " ", entries[i].key);
+      if (is_map) absl::StrAppend(&out, " ", entries[i].value);
       out.push_back('\n');
-      pointer += 0x90;
     }
     out.push_back('\n');
     return out;
   }
 
   int pid_;
+  SimOptions options_;
   bool frozen_ = false;
   int commands_run_ = 0;
   absl::flat_hash_map<std::string, absl::flat_hash_map<std::string, ObservedServer>> backends_;
@@ -441,36 +577,109 @@ class SimWorker {
   absl::flat_hash_map<std::string, SimPatternRef> acls_;
 };
 
-// Applies `plan` to `observed` through the commands commands.h builds, then observes every
-// object of `observed` again. Every command must succeed (or, on a frozen worker, only map and
-// ACL commands are sent: PlanWorker leaves the servers out).
+// What ApplyPlan did.
+struct ApplyResult {
+  int commands = 0;           // commands run
+  bool cut = false;           // stopped at `cut_at`: the rest was not run
+  int entries_not_found = 0;  // `set map` answered "entry not found." (then `add map` was sent)
+  int keys_not_found = 0;     // `del map|acl` answered "Key not found." (done: it is not there)
+};
+
+// Applies `plan` to `sim` the way the reconciler sends it (reconcile/reconciler.cc): first, in
+// plan order, every server command, every `prepare` and every per-entry command; then each
+// transaction's `add … @N` and `commit`, and the `add map` after a `set map` that answered "entry
+// not found.". Every other reply must be a success (a test failure otherwise), except "Key not
+// found." to a `del` (what was wanted). With `cut_at`, stops before running command number
+// `cut_at` (counted from 0), as a connection closed mid-batch: what ran stays.
+inline ApplyResult ApplyPlan(SimWorker* sim, const Plan& plan,
+                             absl::optional<int> cut_at = absl::nullopt, int pid = 4242) {
+  ApplyResult result;
+  auto run = [&](const cli::Command& command) -> absl::optional<std::string> {
+    if (cut_at && result.commands >= *cut_at) {
+      result.cut = true;
+      return absl::nullopt;
+    }
+    ++result.commands;
+    return sim->Execute(command);
+  };
+  auto expect_ok = [](const std::string& reply, const cli::Command& command) {
+    EXPECT_TRUE(parse::ClassifyMutationReply(reply).ok()) << reply << " ← " << command.line;
+  };
+  struct Second {
+    const Action* action;
+    int64_t version = -1;    // a transaction: the prepared version
+    bool follow_up = false;  // an `add map` after "entry not found."
+  };
+  std::vector<Second> second;
+  for (const Action& action : plan.actions) {
+    if (IsServerAction(action.kind)) {
+      std::vector<cli::Command> commands = ServerCommands(pid, action);
+      EXPECT_EQ(commands.size(), 1u) << action.object();
+      for (const cli::Command& command : commands) {
+        absl::optional<std::string> reply = run(command);
+        if (!reply) return result;
+        expect_ok(*reply, command);
+      }
+      continue;
+    }
+    if (IsReplaceAction(action.kind)) {
+      cli::Command prepare = PrepareCommand(pid, action);
+      absl::optional<std::string> reply = run(prepare);
+      if (!reply) return result;
+      absl::StatusOr<int64_t> version = parse::ParseNewVersion(*reply);
+      EXPECT_TRUE(version.ok()) << version.status();
+      if (version.ok()) second.push_back(Second{&action, *version, false});
+      continue;
+    }
+    absl::StatusOr<cli::Command> command = EntryCommand(pid, action);
+    EXPECT_TRUE(command.ok()) << command.status();
+    if (!command.ok()) continue;
+    absl::optional<std::string> reply = run(*command);
+    if (!reply) return result;
+    parse::ClassifiedReply classified = parse::ClassifyMutationReply(*reply);
+    bool is_set =
+        action.kind == ActionKind::kSetMapEntry || action.kind == ActionKind::kUpsertMapEntry;
+    bool is_del =
+        action.kind == ActionKind::kDelMapEntry || action.kind == ActionKind::kDelAclPattern;
+    if (is_set && classified.code == parse::ReplyCode::kEntryNotFound) {
+      ++result.entries_not_found;
+      second.push_back(Second{&action, -1, true});
+    } else if (is_del && classified.code == parse::ReplyCode::kKeyNotFound) {
+      ++result.keys_not_found;
+    } else {
+      expect_ok(*reply, *command);
+    }
+  }
+  for (const Second& step : second) {
+    std::vector<cli::Command> commands;
+    if (step.follow_up) {
+      absl::StatusOr<cli::Command> add =
+          AddMapEntryCommand(pid, step.action->map_or_acl, step.action->key, step.action->value);
+      EXPECT_TRUE(add.ok()) << add.status();
+      if (add.ok()) commands.push_back(*std::move(add));
+    } else {
+      absl::StatusOr<std::vector<cli::Command>> transaction =
+          TransactionCommands(pid, *step.action, step.version);
+      EXPECT_TRUE(transaction.ok()) << transaction.status();
+      if (transaction.ok()) commands = *std::move(transaction);
+    }
+    for (const cli::Command& command : commands) {
+      absl::optional<std::string> reply = run(command);
+      if (!reply) return result;
+      expect_ok(*reply, command);
+    }
+  }
+  return result;
+}
+
+// Applies `plan` to a worker that holds `observed`, then observes every object of `observed`
+// again. Every command must succeed (on a frozen worker, only map and ACL commands are sent:
+// PlanWorker leaves the servers out).
 inline ObservedWorker Apply(const ObservedWorker& observed, const Plan& plan, bool frozen = false,
                             int pid = 4242) {
   SimWorker sim(observed, pid);
   sim.set_frozen(frozen);
-  for (const Action& action : plan.actions) {
-    if (action.kind == ActionKind::kReplaceMap || action.kind == ActionKind::kReplaceAcl) {
-      std::string reply = sim.Execute(PrepareCommand(pid, action));
-      absl::StatusOr<int64_t> version = parse::ParseNewVersion(reply);
-      EXPECT_TRUE(version.ok()) << version.status();
-      if (!version.ok()) continue;
-      absl::StatusOr<std::vector<cli::Command>> commands =
-          TransactionCommands(pid, action, *version);
-      EXPECT_TRUE(commands.ok()) << commands.status();
-      if (!commands.ok()) continue;
-      for (const cli::Command& command : *commands) {
-        std::string answer = sim.Execute(command);
-        EXPECT_TRUE(parse::ClassifyMutationReply(answer).ok()) << answer << " ← " << command.line;
-      }
-      continue;
-    }
-    std::vector<cli::Command> commands = ServerCommands(pid, action);
-    EXPECT_EQ(commands.size(), 1u) << action.object();
-    for (const cli::Command& command : commands) {
-      std::string answer = sim.Execute(command);
-      EXPECT_TRUE(parse::ClassifyMutationReply(answer).ok()) << answer << " ← " << command.line;
-    }
-  }
+  ApplyPlan(&sim, plan, absl::nullopt, pid);
   return sim.Observe(observed);
 }
 
