@@ -12,6 +12,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/parse/fixture.h"
+#include "tests/unit/plan/desired_builder.h"
 
 namespace hawk::plan {
 namespace {
@@ -24,7 +25,9 @@ using parse::kAdminIDrain;
 using parse::kAdminIMaint;
 using parse::ServerStateRow;
 using parse::testing::ReadFixture;
+using testing::Desired;
 using ::testing::HasSubstr;
+using testing::Spec;
 using ::testing::StartsWith;
 
 // Versions whose recorded `show servers state` (no argument) hawk seeds a reload from.
@@ -49,17 +52,9 @@ std::vector<std::string> Lines(const std::vector<ServerStateRow>& rows) {
   return lines;
 }
 
-model::DesiredServer Server(std::string name, std::string address,
-                            absl::optional<int> port = absl::nullopt,
-                            absl::optional<int> weight = absl::nullopt,
-                            absl::optional<ServerState> state = absl::nullopt) {
-  return model::DesiredServer{std::move(name), std::move(address), port, weight, state};
-}
-
-model::DesiredState OneServer(std::string backend, model::DesiredServer server) {
-  model::DesiredState desired;
-  desired.backends.push_back(model::DesiredBackend{std::move(backend), {std::move(server)}});
-  return desired;
+model::DesiredState OneServer(const std::string& backend, const std::string& server,
+                              model::ServerSpec spec) {
+  return Desired().Server(backend, server, std::move(spec));
 }
 
 struct Case {
@@ -68,7 +63,7 @@ struct Case {
   const char* server;
   // The srv_admin_state the row holds before (-1: as recorded).
   int admin_before;
-  model::DesiredServer want;
+  model::ServerSpec want;
   // Applied to the row before the change to give the expected row.
   std::function<void(ServerStateRow*)> expect;
 };
@@ -77,24 +72,22 @@ struct Case {
 // (FMAINT | CMAINT: `disabled` in the configuration), weight 1.
 std::vector<Case> Cases() {
   return {
-      {"IPv4 address into srv_addr", "be_app", "web1", -1, Server("web1", "10.1.2.3"),
+      {"IPv4 address into srv_addr", "be_app", "web1", -1, Spec("10.1.2.3"),
        [](ServerStateRow* r) { r->address = "10.1.2.3"; }},
-      {"IPv6 address into srv_addr", "be_app", "web1", -1, Server("web1", "2001:db8::5"),
+      {"IPv6 address into srv_addr", "be_app", "web1", -1, Spec("2001:db8::5"),
        [](ServerStateRow* r) { r->address = "2001:db8::5"; }},
       {"hostname into srv_fqdn, srv_addr untouched", "be_app", "web1", -1,
-       Server("web1", "api.internal.example"),
-       [](ServerStateRow* r) { r->fqdn = "api.internal.example"; }},
-      {"same address: nothing changes", "be_app", "web1", -1, Server("web1", "127.0.0.1"),
+       Spec("api.internal.example"), [](ServerStateRow* r) { r->fqdn = "api.internal.example"; }},
+      {"same address: nothing changes", "be_app", "web1", -1, Spec("127.0.0.1"),
        [](ServerStateRow*) {}},
-      {"port into srv_port", "be_app", "web1", -1, Server("web1", "127.0.0.1", 9090),
+      {"port into srv_port", "be_app", "web1", -1, Spec("127.0.0.1", 9090),
        [](ServerStateRow* r) { r->port = 9090; }},
       {"weight into srv_uweight, srv_iweight kept", "be_app", "web1", -1,
-       Server("web1", "127.0.0.1", absl::nullopt, 77),
-       [](ServerStateRow* r) { r->user_weight = 77; }},
-      {"weight 0 is a weight", "be_other", "o1", -1, Server("o1", "127.0.0.1", absl::nullopt, 0),
+       Spec("127.0.0.1", absl::nullopt, 77), [](ServerStateRow* r) { r->user_weight = 77; }},
+      {"weight 0 is a weight", "be_other", "o1", -1, Spec("127.0.0.1", absl::nullopt, 0),
        [](ServerStateRow* r) { r->user_weight = 0; }},
       {"every field at once", "be_app", "SRV2", -1,
-       Server("SRV2", "10.9.9.9", 8443, 256, ServerState::kReady),
+       Spec("10.9.9.9", 8443, 256, ServerState::kReady),
        [](ServerStateRow* r) {
          r->address = "10.9.9.9";
          r->port = 8443;
@@ -102,29 +95,29 @@ std::vector<Case> Cases() {
          r->admin_state = kAdminCMaint;
        }},
       {"MAINT sets FMAINT", "be_app", "web1", 0,
-       Server("web1", "127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kMaint),
+       Spec("127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kMaint),
        [](ServerStateRow* r) { r->admin_state = kAdminFMaint; }},
       {"MAINT clears FDRAIN", "be_app", "web1", kAdminFDrain,
-       Server("web1", "127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kMaint),
+       Spec("127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kMaint),
        [](ServerStateRow* r) { r->admin_state = kAdminFMaint; }},
       {"MAINT on a server already in FMAINT", "be_app", "SRV1", -1,
-       Server("SRV1", "192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kMaint),
+       Spec("192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kMaint),
        [](ServerStateRow* r) { r->admin_state = kAdminFMaint | kAdminCMaint; }},
       {"DRAIN sets FDRAIN", "be_app", "web1", 0,
-       Server("web1", "127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kDrain),
+       Spec("127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kDrain),
        [](ServerStateRow* r) { r->admin_state = kAdminFDrain; }},
       {"DRAIN clears FMAINT and keeps CMAINT", "be_app", "SRV1", -1,
-       Server("SRV1", "192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kDrain),
+       Spec("192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kDrain),
        [](ServerStateRow* r) { r->admin_state = kAdminFDrain | kAdminCMaint; }},
       {"READY clears FMAINT and keeps CMAINT", "be_app", "SRV1", -1,
-       Server("SRV1", "192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kReady),
+       Spec("192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kReady),
        [](ServerStateRow* r) { r->admin_state = kAdminCMaint; }},
       {"READY clears both forced bits, inherited bits kept", "be_app", "web1",
        kAdminFMaint | kAdminIMaint | kAdminFDrain | kAdminIDrain | 0x40,
-       Server("web1", "127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kReady),
+       Spec("127.0.0.1", absl::nullopt, absl::nullopt, ServerState::kReady),
        [](ServerStateRow* r) { r->admin_state = kAdminIMaint | kAdminIDrain | 0x40; }},
       {"no state: admin bits untouched", "be_app", "web1", kAdminFMaint | kAdminFDrain,
-       Server("web1", "127.0.0.1", 22001), [](ServerStateRow* r) { r->port = 22001; }},
+       Spec("127.0.0.1", 22001), [](ServerStateRow* r) { r->port = 22001; }},
   };
 }
 
@@ -144,7 +137,7 @@ TEST(ServerStateFileTest, AppliesOneDesiredServer) {
       c.expect(&expected[target]);
 
       std::vector<ServerStateRow> applied =
-          ApplyDesiredToServerRows(rows, OneServer(c.backend, c.want));
+          ApplyDesiredToServerRows(rows, OneServer(c.backend, c.server, c.want));
       EXPECT_EQ(Lines(applied), Lines(expected));
       const ServerStateRow& got = applied[target];
       const ServerStateRow& want = expected[target];
@@ -163,18 +156,14 @@ TEST(ServerStateFileTest, UnmanagedServersAreUntouched) {
   for (const char* version : kFixtureVersions) {
     SCOPED_TRACE(version);
     std::vector<ServerStateRow> rows = FixtureRows(version);
-    model::DesiredState desired;
-    desired.backends.push_back(
-        model::DesiredBackend{"be_app",
-                              {
-                                  // Same server name as be_other/o1, but in another backend.
-                                  Server("o1", "10.0.0.1", 1, 1, ServerState::kMaint),
-                                  // Not in the worker at all.
-                                  Server("SRV_new", "10.0.0.2", 2, 2, ServerState::kDrain),
-                              }});
-    // A backend the worker does not have.
-    desired.backends.push_back(
-        model::DesiredBackend{"be_missing", {Server("web1", "10.0.0.3", 3, 3)}});
+    model::DesiredState desired =
+        Desired()
+            // Same server name as be_other/o1, but in another backend.
+            .Server("be_app", "o1", Spec("10.0.0.1", 1, 1, ServerState::kMaint))
+            // Not in the worker at all.
+            .Server("be_app", "SRV_new", Spec("10.0.0.2", 2, 2, ServerState::kDrain))
+            // A backend the worker does not have.
+            .Server("be_missing", "web1", Spec("10.0.0.3", 3, 3));
     EXPECT_EQ(Lines(ApplyDesiredToServerRows(rows, desired)), Lines(rows));
     EXPECT_EQ(Lines(ApplyDesiredToServerRows(rows, model::DesiredState{})), Lines(rows));
     EXPECT_TRUE(ApplyDesiredToServerRows({}, desired).empty());
@@ -183,18 +172,13 @@ TEST(ServerStateFileTest, UnmanagedServersAreUntouched) {
 
 // Several servers in several backends, the way a controller pushes a whole state.
 model::DesiredState WholeState() {
-  model::DesiredState desired;
-  desired.backends.push_back(model::DesiredBackend{
-      "be_app",
-      {
-          Server("SRV1", "10.0.0.11", 8081, 10, ServerState::kReady),
-          Server("SRV2", "srv2.example.com", 8082, absl::nullopt, ServerState::kDrain),
-          Server("SRV3", "192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kMaint),
-          Server("web1", "::1", 22001, 100, ServerState::kReady),
-      }});
-  desired.backends.push_back(
-      model::DesiredBackend{"be_other", {Server("o1", "127.0.0.2", absl::nullopt, 5)}});
-  return desired;
+  return Desired()
+      .Server("be_app", "SRV1", Spec("10.0.0.11", 8081, 10, ServerState::kReady))
+      .Server("be_app", "SRV2", Spec("srv2.example.com", 8082, absl::nullopt, ServerState::kDrain))
+      .Server("be_app", "SRV3",
+              Spec("192.0.2.1", absl::nullopt, absl::nullopt, ServerState::kMaint))
+      .Server("be_app", "web1", Spec("::1", 22001, 100, ServerState::kReady))
+      .Server("be_other", "o1", Spec("127.0.0.2", absl::nullopt, 5));
 }
 
 TEST(ServerStateFileTest, WholeStateOverTheFixture) {
