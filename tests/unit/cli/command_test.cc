@@ -2,10 +2,14 @@
 
 #include <string>
 
+#include "absl/strings/escaping.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace hawk::cli {
 namespace {
+
+using ::testing::HasSubstr;
 
 TEST(CommandTest, ForWorkerPrefixesEveryCommand) {
   EXPECT_EQ(ForWorker(4242, "show info").line, "@!4242 show info");
@@ -13,9 +17,22 @@ TEST(CommandTest, ForWorkerPrefixesEveryCommand) {
 }
 
 TEST(CommandTest, PayloadIsFramedWithTheBareMarkerAndAnEmptyLine) {
-  Command c = ForWorkerWithPayload(7, "add map @3 /m.map", {"k1 v 1", "k2 v2"});
+  Command c = ForWorkerWithPayload(7, "add map @3 /m.map", "k1 v 1\nk2 v2\n");
+  EXPECT_EQ(c.line, "@!7 add map @3 /m.map");
+  EXPECT_EQ(c.payload, "k1 v 1\nk2 v2\n");
   EXPECT_TRUE(ValidateCommand(c).ok());
+  EXPECT_EQ(c.payload_lines(), 2u);
   EXPECT_EQ(Serialize(c), "@!7 add map @3 /m.map <<\nk1 v 1\nk2 v2\n\n");
+}
+
+TEST(CommandTest, PayloadLinesCountsTheLineEnds) {
+  EXPECT_EQ(ForWorker(1, "show info").payload_lines(), 0u);
+  EXPECT_EQ(ForWorkerWithPayload(1, "add acl /a", "p\n").payload_lines(), 1u);
+  // Payload lines are never unescaped: spaces, tabs, ';' and backslashes are bytes of the line.
+  Command c = ForWorkerWithPayload(1, "add map /m", "a b;c\\ d\te\nx\n");
+  EXPECT_TRUE(ValidateCommand(c).ok());
+  EXPECT_EQ(c.payload_lines(), 2u);
+  EXPECT_EQ(Serialize(c), "@!1 add map /m <<\na b;c\\ d\te\nx\n\n");
 }
 
 // Anything that would make the master see a second command is refused.
@@ -43,10 +60,49 @@ TEST(CommandTest, EscapedSemicolonIsOneCommand) {
 TEST(CommandTest, SizeLimits) {
   std::string line = "@!1 show info " + std::string(kMaxLineBytes, 'a');
   EXPECT_FALSE(ValidateCommand(Command::Master(line)).ok());
-  std::vector<std::string> payload(2000, "key value");
+  std::string payload;
+  for (int i = 0; i < 2000; ++i) payload += "key value\n";
   EXPECT_FALSE(ValidateCommand(ForWorkerWithPayload(1, "add map /m", payload)).ok());
-  EXPECT_FALSE(ValidateCommand(ForWorkerWithPayload(1, "add map /m", {"ok", ""})).ok());
-  EXPECT_FALSE(ValidateCommand(ForWorkerWithPayload(1, "add map /m", {"a\nb"})).ok());
+
+  // The limit counts every byte written: the line, " <<\n", the payload and the empty line.
+  const std::string command = "add map /m";
+  size_t overhead = Serialize(ForWorkerWithPayload(1, command, "\n")).size() - 1;
+  std::string fits(kMaxCommandWithPayloadBytes - overhead - 1, 'k');
+  fits.push_back('\n');
+  Command at_limit = ForWorkerWithPayload(1, command, fits);
+  EXPECT_EQ(Serialize(at_limit).size(), kMaxCommandWithPayloadBytes);
+  EXPECT_TRUE(ValidateCommand(at_limit).ok()) << ValidateCommand(at_limit);
+  absl::Status over = ValidateCommand(ForWorkerWithPayload(1, command, "k" + fits));
+  EXPECT_FALSE(over.ok());
+  EXPECT_THAT(std::string(over.message()), HasSubstr("split it inside one transaction"));
+}
+
+// A payload is LF-ended lines, none empty, without CR or NUL: anything else would end the
+// payload early or run its tail as commands.
+TEST(CommandTest, MalformedPayloadsAreRejected) {
+  struct Case {
+    std::string payload;
+    const char* why;
+  };
+  const Case cases[] = {
+      {"ok\n\n", "empty"},
+      {"\nok\n", "empty"},
+      {"\n", "empty"},
+      {"a\n\nreload\n", "empty"},
+      {"ok", "does not end its last line with LF"},
+      {"ok\nshow proc", "does not end its last line with LF"},
+      {"a\rb\n", "line break"},
+      {"a\r\n", "line break"},
+      {std::string("a\0b\n", 4), "NUL"},
+  };
+  for (const Case& c : cases) {
+    absl::Status status = ValidateCommand(ForWorkerWithPayload(1, "add map /m", c.payload));
+    EXPECT_FALSE(status.ok()) << absl::CEscape(c.payload);
+    EXPECT_THAT(std::string(status.message()), HasSubstr(c.why)) << absl::CEscape(c.payload);
+  }
+  // The line itself is checked as without a payload.
+  EXPECT_FALSE(ValidateCommand(ForWorkerWithPayload(1, "add map /m; reload", "k v\n")).ok());
+  EXPECT_FALSE(ValidateCommand(ForWorkerWithPayload(1, "add map /m <<", "k v\n")).ok());
 }
 
 TEST(CommandTest, EscapeWord) {
