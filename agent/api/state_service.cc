@@ -1,5 +1,7 @@
 #include "agent/api/state_service.h"
 
+#include <malloc.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -33,9 +35,30 @@ struct StateService::Uncommitted {
   Done done;
 };
 
-StateService::StateService(store::Journal* journal, reconcile::Reconciler* reconciler,
-                           model::DesiredState* state)
-    : journal_(journal), reconciler_(reconciler), state_(state) {}
+namespace {
+// A parser that grew past this holds on to its buffers only while such documents keep coming.
+constexpr size_t kLargeDocumentBytes = 1 << 20;
+constexpr uint64_t kReleaseParserAfterMs = 10000;
+}  // namespace
+
+StateService::StateService(uv_loop_t* loop, store::Journal* journal,
+                           reconcile::Reconciler* reconciler, model::DesiredState* state)
+    : journal_(journal), release_parser_(loop), reconciler_(reconciler), state_(state) {}
+
+model::json::JsonInput StateService::Input(const std::string& body) {
+  bool padded = body.capacity() >= body.size() + model::json::kReadPadding;
+  return model::json::JsonInput(body, padded, &parser_);
+}
+
+void StateService::AfterParse() {
+  if (parser_.capacity() < kLargeDocumentBytes) return;
+  release_parser_.Start(kReleaseParserAfterMs, 0, [this] {
+    parser_.Release();
+    // The parser's buffers were mapped on their own (main.cc fixes the mmap threshold); what the
+    // document's copies left in the heap goes back too.
+    ::malloc_trim(0);
+  });
+}
 
 StateService::~StateService() { *alive_ = false; }
 
@@ -78,6 +101,7 @@ absl::Status StateService::Load() {
                   " journal records");
     reconciler_->PublishWhole();
   }
+  ::malloc_trim(0);  // the replay's parser and copies are gone: give their memory back
   return absl::OkStatus();
 }
 
@@ -105,9 +129,10 @@ absl::Status StateService::CheckGeneration(absl::optional<int64_t> generation, b
   return absl::OkStatus();
 }
 
-absl::Status StateService::Put(absl::string_view body, Done done) {
+absl::Status StateService::Put(const std::string& body, Done done) {
   ++stats_.puts;
-  absl::StatusOr<model::DesiredState> parsed = model::ParseDesiredState(body);
+  absl::StatusOr<model::DesiredState> parsed = model::ParseDesiredState(Input(body));
+  AfterParse();
   if (!parsed.ok()) {
     ++stats_.refused;
     return parsed.status();
@@ -125,11 +150,12 @@ absl::Status StateService::Put(absl::string_view body, Done done) {
   return absl::OkStatus();
 }
 
-absl::Status StateService::Patch(absl::string_view body, Done done) {
+absl::Status StateService::Patch(const std::string& body, Done done) {
   ++stats_.patches;
   static const model::DesiredState kEmpty;
   const model::DesiredState& held = has_state_ ? *state_ : kEmpty;
-  absl::StatusOr<model::StatePatch> patch = model::ParseStatePatch(body, held);
+  absl::StatusOr<model::StatePatch> patch = model::ParseStatePatch(Input(body), held);
+  AfterParse();
   if (!patch.ok()) {
     ++stats_.refused;
     return patch.status();

@@ -2,9 +2,9 @@
 
 // StateService: the desired state hawk holds, and every way it changes.
 //
-// Ownership and threading: owns the DesiredState (the reconciler reads it through a pointer);
-// uses (does not own) the Journal (null without --state-dir) and the Reconciler; loop thread
-// only.
+// Ownership and threading: owns a JSON parser and its release timer; changes the DesiredState it
+// is given (the app owns it, the reconciler reads it); uses (does not own) the Journal (null
+// without --state-dir) and the Reconciler; loop thread only.
 //
 // A change (a whole-state PUT, diffed against the state held; a PATCH, merged into it) is
 // validated in full, ordered by `generation`, applied to the state held, written to the journal
@@ -32,8 +32,10 @@
 #include "absl/strings/string_view.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
+#include "agent/model/json_read.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/store/journal.h"
+#include "agent/uv/timer.h"
 
 namespace hawk::api {
 
@@ -52,7 +54,7 @@ class StateService {
   // Reconciler::WaitForPush) or refused by the journal.
   using Done = std::function<void(absl::StatusOr<uint64_t> seq)>;
 
-  StateService(store::Journal* journal, reconcile::Reconciler* reconciler,
+  StateService(uv_loop_t* loop, store::Journal* journal, reconcile::Reconciler* reconciler,
                model::DesiredState* state);
   ~StateService();
   StateService(const StateService&) = delete;
@@ -65,8 +67,10 @@ class StateService {
   // Validation and ordering errors come back at once (InvalidArgument naming the field, Aborted
   // for the generation). Otherwise `done` runs once the change is durable — inside the call when
   // nothing changed or there is no journal, else from the loop.
-  absl::Status Put(absl::string_view body, Done done);
-  absl::Status Patch(absl::string_view body, Done done);
+  // `body` is parsed in place when it has json::kReadPadding bytes of spare capacity (as the
+  // HTTP layer's request bodies do), else copied.
+  absl::Status Put(const std::string& body, Done done);
+  absl::Status Patch(const std::string& body, Done done);
 
   // nullptr until a state was pushed or loaded.
   const model::DesiredState* current() const { return has_state_ ? state_ : nullptr; }
@@ -81,8 +85,13 @@ class StateService {
   void Commit(model::Delta delta, Done done);
   void OnDurable(uint64_t journal_seq, absl::Status status);
   void MaybeCompact();
+  model::json::JsonInput Input(const std::string& body);
+  // Keeps the parser's buffers while large documents keep coming; frees them once they stop.
+  void AfterParse();
 
   store::Journal* journal_;
+  model::json::DocumentParser parser_;
+  uv::Timer release_parser_;
   reconcile::Reconciler* reconciler_;
   model::DesiredState* state_;
   bool has_state_ = false;

@@ -69,7 +69,8 @@ absl::Status App::Init() {
         "no --state-dir: the desired state is kept in memory only and is lost when "
         "hawk restarts");
   }
-  state_ = std::make_unique<api::StateService>(journal_.get(), reconciler_.get(), &desired_);
+  state_ = std::make_unique<api::StateService>(loop_->get(), journal_.get(), reconciler_.get(),
+                                               &desired_);
   // Refuse to start rather than serve without the state a controller was promised is kept.
   if (absl::Status loaded = state_->Load(); !loaded.ok()) {
     return absl::Status(loaded.code(), absl::StrCat("--state-dir: ", loaded.message()));

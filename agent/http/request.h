@@ -2,6 +2,7 @@
 
 // One parsed HTTP/1.1 request, as RequestParser produces it. Pure data: no sockets.
 
+#include <cstddef>
 #include <string>
 #include <utility>
 #include <vector>
@@ -10,6 +11,8 @@
 #include "absl/types/optional.h"
 
 namespace hawk::http {
+
+inline constexpr size_t kBodyReadPadding = 64;
 
 struct Request {
   std::string method;  // as llhttp names it: "GET", "POST", …
@@ -21,7 +24,10 @@ struct Request {
   // In arrival order, names as the client spelled them, values without surrounding whitespace.
   // Trailers of a chunked body are appended here too.
   std::vector<std::pair<std::string, std::string>> headers;
-  std::string body;  // de-chunked
+  // De-chunked. Once the request is complete, at least kBodyReadPadding bytes of capacity follow
+  // its end, so that a JSON parser that reads past the end (simdjson reads up to 64 bytes) can
+  // parse it in place instead of copying a multi-megabyte body.
+  std::string body;
   // Whether the connection may carry another request after this one: HTTP/1.1 unless
   // `Connection: close`, HTTP/1.0 only with `Connection: keep-alive`.
   bool keep_alive = true;

@@ -157,6 +157,10 @@ struct RequestParser::State {
                               self->options.max_body_bytes, " bytes"));
       return -1;
     }
+    if ((p->flags & F_CONTENT_LENGTH) != 0) {
+      // One allocation for the whole body, padding included (request.h).
+      request.body.reserve(static_cast<size_t>(p->content_length) + kBodyReadPadding);
+    }
     absl::optional<absl::string_view> expect = request.Header("Expect");
     self->expect_continue = expect.has_value() && absl::EqualsIgnoreCase(*expect, "100-continue") &&
                             (request.http_major > 1 || request.http_minor >= 1);
@@ -178,6 +182,9 @@ struct RequestParser::State {
     // Trailers may have said `Connection: close`; llhttp's verdict is final only now.
     self->current.keep_alive = llhttp_should_keep_alive(p) != 0;
     self->in_progress = false;
+    std::string& body = self->current.body;
+    if (body.capacity() < body.size() + kBodyReadPadding)
+      body.reserve(body.size() + kBodyReadPadding);
     self->headers_done = false;
     self->expect_continue = false;
     if (self->out != nullptr) self->out->push_back(std::move(self->current));

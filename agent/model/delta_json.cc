@@ -209,11 +209,10 @@ std::string DeltaToJson(const Delta& delta) {
   return w.Take();
 }
 
-absl::StatusOr<Delta> ParseDeltaJson(absl::string_view json_text) {
-  simdjson::padded_string padded;
-  simdjson::dom::parser parser;
-  object root;
-  RETURN_IF_ERROR(json::ParseRootObject(json_text, "journal record", &padded, &parser, &root));
+absl::StatusOr<Delta> ParseDeltaJson(const json::JsonInput& input) {
+  json::DocumentParser scratch;
+  json::object root;
+  RETURN_IF_ERROR(json::ParseRootObject(input, "journal record", &scratch, &root));
   Delta delta;
   auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
     if (key == "version") {

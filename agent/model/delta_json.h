@@ -20,11 +20,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/model/delta.h"
+#include "agent/model/json_read.h"
 
 namespace hawk::model {
 
 std::string DeltaToJson(const Delta& delta);
 // InvalidArgument naming the field on anything DeltaToJson would not write.
-absl::StatusOr<Delta> ParseDeltaJson(absl::string_view json);
+absl::StatusOr<Delta> ParseDeltaJson(const json::JsonInput& input);
 
 }  // namespace hawk::model

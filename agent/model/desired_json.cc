@@ -10,11 +10,10 @@
 
 namespace hawk::model {
 
-absl::StatusOr<DesiredState> ParseDesiredState(absl::string_view json_text) {
-  simdjson::padded_string padded;
-  simdjson::dom::parser parser;
+absl::StatusOr<DesiredState> ParseDesiredState(const json::JsonInput& input) {
+  json::DocumentParser scratch;
   json::object root;
-  RETURN_IF_ERROR(json::ParseRootObject(json_text, "desired state", &padded, &parser, &root));
+  RETURN_IF_ERROR(json::ParseRootObject(input, "desired state", &scratch, &root));
   DesiredState state;
   StateListsOptions options;
   auto handle = [&](std::string_view key, json::element value,

@@ -40,7 +40,7 @@ inline constexpr size_t kMaxDesiredStateJsonBytes = 32 * 1024 * 1024;
 // absent; `generation` (int64) is a JSON integer or a decimal string, ≥ 0; `port` and `weight`
 // (int32) are JSON integers or decimal strings, never a fraction or exponent (`1e3`, `80.0`);
 // `state` is an enum name (READY, DRAIN, MAINT); `version: ""` is the proto3 default (absent).
-absl::StatusOr<DesiredState> ParseDesiredState(absl::string_view json);
+absl::StatusOr<DesiredState> ParseDesiredState(const json::JsonInput& input);
 
 // Canonical proto3 JSON: fields in proto order, every list sorted by name, key or pattern,
 // `generation` as a decimal string, enums by name, absent optionals (generation, port, weight,

@@ -189,12 +189,19 @@ absl::Status CheckUnique(SeenNames* seen, absl::string_view name, size_t index, 
   return absl::OkStatus();
 }
 
-absl::Status ParseRootObject(absl::string_view json, absl::string_view what,
-                             simdjson::padded_string* padded, simdjson::dom::parser* parser,
-                             object* root) {
-  *padded = simdjson::padded_string(json.data(), json.size());
+absl::Status DocumentParser::Parse(absl::string_view json, bool padded, absl::string_view what,
+                                   object* root) {
+  if (parser_ == nullptr) parser_ = std::make_unique<simdjson::dom::parser>();
+  const char* data = json.data();
+  simdjson::padded_string copy;  // the DOM keeps no pointer into its input: freed on return
+  if (!padded) {
+    copy = simdjson::padded_string(json.data(), json.size());
+    data = copy.data();
+  }
   element doc;
-  if (simdjson::error_code error = parser->parse(*padded).get(doc); error != simdjson::SUCCESS) {
+  simdjson::error_code error =
+      parser_->parse(data, json.size(), /*realloc_if_needed=*/false).get(doc);
+  if (error != simdjson::SUCCESS) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " is not valid JSON: ", simdjson::error_message(error)));
   }
@@ -203,6 +210,16 @@ absl::Status ParseRootObject(absl::string_view json, absl::string_view what,
         absl::StrCat(what, " must be a JSON object, got ", TypeName(doc.type())));
   }
   return absl::OkStatus();
+}
+
+void DocumentParser::Release() { parser_.reset(); }
+
+size_t DocumentParser::capacity() const { return parser_ == nullptr ? 0 : parser_->capacity(); }
+
+absl::Status ParseRootObject(const JsonInput& input, absl::string_view what,
+                             DocumentParser* scratch, object* root) {
+  DocumentParser* parser = input.parser != nullptr ? input.parser : scratch;
+  return parser->Parse(input.text, input.padded, what, root);
 }
 
 }  // namespace hawk::model::json

@@ -218,11 +218,10 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
 
 }  // namespace
 
-absl::StatusOr<StatePatch> ParseStatePatch(absl::string_view json_text, const DesiredState& held) {
-  simdjson::padded_string padded;
-  simdjson::dom::parser parser;
-  object root;
-  RETURN_IF_ERROR(json::ParseRootObject(json_text, "state patch", &padded, &parser, &root));
+absl::StatusOr<StatePatch> ParseStatePatch(const json::JsonInput& input, const DesiredState& held) {
+  json::DocumentParser scratch;
+  json::object root;
+  RETURN_IF_ERROR(json::ParseRootObject(input, "state patch", &scratch, &root));
   StatePatch patch;
   absl::optional<element> upsert, remove;
   auto handle = [&](std::string_view key, element value, const Path& field) -> absl::Status {

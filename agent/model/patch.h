@@ -36,6 +36,7 @@
 #include "absl/types/optional.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
+#include "agent/model/json_read.h"
 #include "agent/model/string_table.h"
 
 namespace hawk::model {
@@ -59,7 +60,7 @@ struct StatePatch {
   absl::flat_hash_map<std::string, TableRemoval> remove_acls;
 };
 
-absl::StatusOr<StatePatch> ParseStatePatch(absl::string_view json, const DesiredState& held);
+absl::StatusOr<StatePatch> ParseStatePatch(const json::JsonInput& input, const DesiredState& held);
 
 // The resolved change: upserted servers merged into their whole specs, version and generation
 // filled from `held` where the patch leaves them out. `patch` must come from ParseStatePatch

@@ -137,10 +137,30 @@ size_t FirstIndexOf(array items, std::string_view field, absl::string_view text)
   return i;
 }
 
+// The bytes of the strings in `items` (an entry's key and value, or a pattern): one arena
+// allocation for the whole table instead of a doubling copy of megabytes. Malformed items count
+// nothing; validation comes after.
+size_t StringBytes(array items) {
+  size_t bytes = 0;
+  for (element item : items) {
+    std::string_view s;
+    if (item.get_string().get(s) == simdjson::SUCCESS) {
+      bytes += s.size();
+      continue;
+    }
+    object obj;
+    if (item.get_object().get(obj) != simdjson::SUCCESS) continue;
+    for (simdjson::dom::key_value_pair member : obj) {
+      if (member.value.get_string().get(s) == simdjson::SUCCESS) bytes += s.size();
+    }
+  }
+  return bytes;
+}
+
 absl::Status ParseEntries(element value, const Path& path, StringTable* out) {
   array items;
   RETURN_IF_ERROR(json::AsArray(value, path, kMaxMapEntries, "entries", &items));
-  out->Reserve(items.size(), 0);
+  out->Reserve(items.size(), StringBytes(items));
   size_t i = 0;
   for (element item : items) {
     Path at = path.At(i);
@@ -174,7 +194,7 @@ absl::Status ParseEntries(element value, const Path& path, StringTable* out) {
 absl::Status ParsePatterns(element value, const Path& path, StringTable* out) {
   array items;
   RETURN_IF_ERROR(json::AsArray(value, path, kMaxAclPatterns, "patterns", &items));
-  out->Reserve(items.size(), 0);
+  out->Reserve(items.size(), StringBytes(items));
   size_t i = 0;
   for (element item : items) {
     Path at = path.At(i);

@@ -13,12 +13,6 @@ constexpr size_t kHeaderBytes = 4;  // u16 key length, u16 value length
 // Below this much garbage the arena is never rewritten: small tables churn cheaply.
 constexpr size_t kMinGarbageToCompact = 64 * 1024;
 
-uint16_t ReadU16(const char* p) {
-  uint16_t v;
-  std::memcpy(&v, p, sizeof v);
-  return v;
-}
-
 }  // namespace
 
 StringTable::StringTable() { Reset(); }
@@ -61,17 +55,6 @@ size_t StringTable::Hash::operator()(uint32_t offset) const {
 
 size_t StringTable::Hash::operator()(absl::string_view key) const {
   return absl::Hash<absl::string_view>{}(key);
-}
-
-absl::string_view StringTable::KeyIn(const std::string& arena, uint32_t offset) {
-  const char* p = arena.data() + offset;
-  return absl::string_view(p + kHeaderBytes, ReadU16(p));
-}
-
-absl::string_view StringTable::ValueIn(const std::string& arena, uint32_t offset) {
-  const char* p = arena.data() + offset;
-  uint16_t key_len = ReadU16(p);
-  return absl::string_view(p + kHeaderBytes + key_len, ReadU16(p + 2));
 }
 
 size_t StringTable::RecordBytes(absl::string_view key, absl::string_view value) {

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <utility>
@@ -82,8 +83,19 @@ class StringTable {
   };
   using Index = absl::flat_hash_set<uint32_t, Hash, Eq>;
 
-  static absl::string_view KeyIn(const std::string& arena, uint32_t offset);
-  static absl::string_view ValueIn(const std::string& arena, uint32_t offset);
+  static uint16_t LengthAt(const char* p) {
+    uint16_t v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  }
+  static absl::string_view KeyIn(const std::string& arena, uint32_t offset) {
+    const char* p = arena.data() + offset;
+    return absl::string_view(p + 4, LengthAt(p));
+  }
+  static absl::string_view ValueIn(const std::string& arena, uint32_t offset) {
+    const char* p = arena.data() + offset;
+    return absl::string_view(p + 4 + LengthAt(p), LengthAt(p + 2));
+  }
   absl::string_view KeyAt(uint32_t offset) const { return KeyIn(*arena_, offset); }
   absl::string_view ValueAt(uint32_t offset) const { return ValueIn(*arena_, offset); }
   uint32_t Append(absl::string_view key, absl::string_view value);
