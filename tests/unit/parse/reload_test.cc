@@ -28,7 +28,7 @@ TEST(ReloadTest, TwoSixAnswersNothing) {
 }
 
 TEST(ReloadTest, ThreeXFixtures) {
-  for (absl::string_view version : {"3.0", "3.4"}) {
+  for (absl::string_view version : {"3.0", "3.2", "3.4"}) {
     for (const std::string& reply : Endings(ReadFixture(version, "reload_ok_reply.txt"))) {
       SCOPED_TRACE(absl::StrCat(version, " ok ending ", reply.size()));
       absl::StatusOr<ReloadReply> parsed = ParseReloadReply(reply);
