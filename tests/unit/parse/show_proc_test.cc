@@ -92,6 +92,16 @@ std::vector<Case> Cases() {
        1,
        9,
        {{8107, 1, true, 2}, {7999, 2, true, 9}}},
+      // 3.1+ while the new worker (8203) parses its config: it is listed under "# workers", the
+      // worker still serving (8107) under "# old workers", and "[failed:]" is already back to 0.
+      {"3.2",
+       "show_proc_starting_worker.txt",
+       v32,
+       7991,
+       3,
+       0,
+       11,
+       {{8203, 0, false, 0}, {8107, 2, true, 4}}},
       {"3.4", "show_proc.txt", v34, 8577, 0, 0, 1, {{8586, 0, false, 1}}},
       {"3.4",
        "show_proc_with_old_worker.txt",
@@ -109,6 +119,14 @@ std::vector<Case> Cases() {
        1,
        4,
        {{8674, 1, true, 2}, {8586, 2, true, 4}}},
+      {"3.4",
+       "show_proc_starting_worker.txt",
+       v34,
+       8577,
+       3,
+       0,
+       6,
+       {{8785, 0, false, 1}, {8674, 2, true, 4}}},
   };
 }
 
