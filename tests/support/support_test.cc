@@ -125,29 +125,29 @@ TEST_F(SupportTest, ParseShowProcFixtures) {
   std::string error;
   auto plain = ParseShowProc(Fixture("haproxy-2.6/show_proc.txt"), &error);
   ASSERT_TRUE(plain) << error;
-  EXPECT_EQ(plain->master_pid, 26372);
+  EXPECT_EQ(plain->master_pid, 6869);
   EXPECT_EQ(plain->master_reloads, 0);
   EXPECT_EQ(plain->master_failed, 0);
-  EXPECT_THAT(plain->workers, ElementsAre(26374));
+  EXPECT_THAT(plain->workers, ElementsAre(6892));
   EXPECT_THAT(plain->old_workers, IsEmpty());
 
   auto leaving = ParseShowProc(Fixture("haproxy-2.6/show_proc_with_old_worker.txt"), &error);
   ASSERT_TRUE(leaving) << error;
   EXPECT_EQ(leaving->master_reloads, 1);
-  EXPECT_THAT(leaving->workers, ElementsAre(26396));
-  EXPECT_THAT(leaving->old_workers, ElementsAre(26374));
+  EXPECT_THAT(leaving->workers, ElementsAre(7011));
+  EXPECT_THAT(leaving->old_workers, ElementsAre(6892));
 
   auto failed = ParseShowProc(Fixture("haproxy-2.6/show_proc_after_failed_reload.txt"), &error);
   ASSERT_TRUE(failed) << error;
   EXPECT_EQ(failed->master_reloads, 2);
   EXPECT_EQ(failed->master_failed, 1);
-  EXPECT_THAT(failed->workers, ElementsAre(26396));
+  EXPECT_THAT(failed->workers, ElementsAre(7011));
 
   auto v34 = ParseShowProc(Fixture("haproxy-3.4/show_proc_after_failed_reload.txt"), &error);
   ASSERT_TRUE(v34) << error;
   EXPECT_EQ(v34->master_failed, 1);
   EXPECT_THAT(v34->workers, IsEmpty());
-  EXPECT_THAT(v34->old_workers, ElementsAre(26944, 26938));
+  EXPECT_THAT(v34->old_workers, ElementsAre(8674, 8586));
 
   EXPECT_FALSE(ParseShowProc("", &error));
   EXPECT_THAT(error, HasSubstr("no master row"));

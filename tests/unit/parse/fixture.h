@@ -13,7 +13,7 @@
 
 namespace hawk::parse::testing {
 
-inline constexpr absl::string_view kVersions[] = {"2.6", "3.0", "3.4"};
+inline constexpr absl::string_view kVersions[] = {"2.6", "3.0", "3.2", "3.4"};
 
 // The raw bytes of a fixture; a test failure (and "") when it cannot be read.
 inline std::string ReadFixture(absl::string_view version, absl::string_view name) {

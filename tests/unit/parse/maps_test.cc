@@ -1,5 +1,6 @@
 #include "agent/parse/maps.h"
 
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -17,8 +18,9 @@ using testing::ReadFixture;
 
 TEST(MapsTest, MapListFixtures) {
   // The map's unique id depends on how many pattern references came before it.
-  const int ids[] = {4, 6, 6};
-  for (size_t v = 0; v < 3; ++v) {
+  const int ids[] = {4, 6, 6, 6};
+  static_assert(std::size(ids) == std::size(kVersions));
+  for (size_t v = 0; v < std::size(kVersions); ++v) {
     for (const std::string& reply :
          Endings(ReadFixture(kVersions[v], "worker_show_map_list.txt"))) {
       SCOPED_TRACE(absl::StrCat(kVersions[v], " ending ", reply.size()));
@@ -40,8 +42,9 @@ TEST(MapsTest, MapListFixtures) {
 
 TEST(MapsTest, AclListFixtures) {
   // 2.6 lists two httpclient ACLs, 3.x four.
-  const size_t counts[] = {4, 6, 6};
-  for (size_t v = 0; v < 3; ++v) {
+  const size_t counts[] = {4, 6, 6, 6};
+  static_assert(std::size(counts) == std::size(kVersions));
+  for (size_t v = 0; v < std::size(kVersions); ++v) {
     SCOPED_TRACE(kVersions[v]);
     absl::StatusOr<std::vector<PatternRefInfo>> list =
         ParseAclList(ReadFixture(kVersions[v], "worker_show_acl_list.txt"));
@@ -77,7 +80,7 @@ TEST(MapsTest, MapEntriesFixtures) {
   absl::StatusOr<std::vector<MapEntry>> two_six =
       ParseMapEntries(ReadFixture("2.6", "worker_show_map_entries.txt"));
   ASSERT_TRUE(two_six.ok());
-  EXPECT_EQ((*two_six)[0].ref, "0x557909023000");
+  EXPECT_EQ((*two_six)[0].ref, "0x560517028810");
 }
 
 TEST(MapsTest, MapEntryValues) {

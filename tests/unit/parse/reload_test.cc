@@ -28,7 +28,7 @@ TEST(ReloadTest, TwoSixAnswersNothing) {
 }
 
 TEST(ReloadTest, ThreeXFixtures) {
-  for (absl::string_view version : {"3.0", "3.4"}) {
+  for (absl::string_view version : {"3.0", "3.2", "3.4"}) {
     for (const std::string& reply : Endings(ReadFixture(version, "reload_ok_reply.txt"))) {
       SCOPED_TRACE(absl::StrCat(version, " ok ending ", reply.size()));
       absl::StatusOr<ReloadReply> parsed = ParseReloadReply(reply);
@@ -46,6 +46,21 @@ TEST(ReloadTest, ThreeXFixtures) {
       EXPECT_EQ(parsed->status, ReloadStatus::kFailure);
       EXPECT_THAT(parsed->log, HasSubstr("unknown keyword 'bogus_keyword'"));
       EXPECT_FALSE(parsed->another_in_progress);
+    }
+  }
+}
+
+// 3.1+: `reload` sent while the new worker of the previous one still parses its config.
+TEST(ReloadTest, AnotherReloadInProgressFixtures) {
+  for (absl::string_view version : {"3.2", "3.4"}) {
+    std::string raw = ReadFixture(version, "reload_in_progress_reply.txt");
+    EXPECT_EQ(raw, "Success=0\n--\nAnother reload is still in progress.\n\n") << version;
+    for (const std::string& reply : Endings(raw)) {
+      SCOPED_TRACE(absl::StrCat(version, " ending ", reply.size()));
+      absl::StatusOr<ReloadReply> parsed = ParseReloadReply(reply);
+      ASSERT_TRUE(parsed.ok()) << parsed.status();
+      EXPECT_EQ(parsed->status, ReloadStatus::kFailure);
+      EXPECT_TRUE(parsed->another_in_progress);
     }
   }
 }

@@ -73,6 +73,28 @@ TEST(ReplyTest, MasterErrorsOfEveryVersion) {
   }
 }
 
+// Recorded master errors beyond err_unknown_pid.txt: a worker still parsing its config (3.1+), an
+// `@@` prefix with an unknown pid, and the `@@!<pid>` line itself on 2.6 and 3.0, which do not know
+// `@@`. On 3.2+ the `@@` line reaches the worker and is not a master error.
+TEST(ReplyTest, RecordedMasterErrors) {
+  for (absl::string_view version : kVersions) {
+    SCOPED_TRACE(version);
+    std::string unknown = ReadFixture(version, "atat_unknown_pid.txt");
+    EXPECT_EQ(unknown, "Can't find the target PID matching the prefix '@@!999999'\n");
+    EXPECT_EQ(ClassifyMasterError(unknown), ReplyCode::kTargetNotFound);
+    std::string line = ReadFixture(version, "atat_line.txt");
+    bool since_3_2 = version != "2.6" && version != "3.0";
+    EXPECT_EQ(IsMasterError(line), !since_3_2) << line;
+    EXPECT_FALSE(IsMasterError(ReadFixture(version, "reload_failed_reply.txt")));
+    if (since_3_2) {
+      std::string starting = ReadFixture(version, "starting_worker_show_info.txt");
+      EXPECT_THAT(starting, ::testing::StartsWith("Can't find the target PID matching the prefix"));
+      EXPECT_EQ(ClassifyMasterError(starting), ReplyCode::kTargetNotFound);
+      EXPECT_FALSE(IsMasterError(ReadFixture(version, "reload_in_progress_reply.txt")));
+    }
+  }
+}
+
 TEST(ReplyTest, MasterErrorTexts) {
   EXPECT_EQ(ClassifyMasterError("Can't connect to the target CLI!\n"), ReplyCode::kCantConnect);
   EXPECT_EQ(ClassifyMasterError("Permission denied!\n"), ReplyCode::kPermissionDenied);

@@ -28,12 +28,14 @@ struct Case {
 
 TEST(ShowInfoTest, Fixtures) {
   const std::vector<Case> cases = {
-      {"2.6", "worker_show_info.txt", 26374, false, 0, 0, "2.6.12-1+deb12u4", 4, 69},
-      {"2.6", "old_worker_show_info.txt", 26374, true, 1, 2, "2.6.12-1+deb12u4", 1, 69},
-      {"3.0", "worker_show_info.txt", 27180, false, 0, 0, "3.0.0-5590ada47", 4, 73},
-      {"3.0", "old_worker_show_info.txt", 27180, true, 1, 2, "3.0.0-5590ada47", 1, 73},
-      {"3.4", "worker_show_info.txt", 26938, false, 0, 0, "3.4.0-64a335366", 4, 79},
-      {"3.4", "old_worker_show_info.txt", 26938, true, 1, 2, "3.4.0-64a335366", 1, 79},
+      {"2.6", "worker_show_info.txt", 6892, false, 0, 2, "2.6.12-1+deb12u4", 2, 69},
+      {"2.6", "old_worker_show_info.txt", 6892, true, 1, 9, "2.6.12-1+deb12u4", 1, 69},
+      {"3.0", "worker_show_info.txt", 7486, false, 0, 0, "3.0.11-1+deb13u4", 2, 76},
+      {"3.0", "old_worker_show_info.txt", 7486, true, 1, 3, "3.0.11-1+deb13u4", 1, 76},
+      {"3.2", "worker_show_info.txt", 7999, false, 0, 0, "3.2.26-1", 2, 76},
+      {"3.2", "old_worker_show_info.txt", 7999, true, 1, 8, "3.2.26-1", 1, 76},
+      {"3.4", "worker_show_info.txt", 8586, false, 0, 1, "3.4.7-1", 2, 79},
+      {"3.4", "old_worker_show_info.txt", 8586, true, 1, 3, "3.4.7-1", 1, 79},
   };
   for (const Case& c : cases) {
     for (const std::string& reply : Endings(ReadFixture(c.version, c.file))) {

@@ -27,21 +27,28 @@ parse::ShowInfo Info(int pid, bool stopping, int conns) {
   return info;
 }
 
-// 3.4 after a failed reload: "# workers" is empty, the serving worker 26944 sits under
-// "# old workers" with Stopping: 0. It is CURRENT; 26938 (Stopping: 1) is LEAVING.
+// 3.4 after a failed reload: "# workers" is empty, the serving worker (the one of the last
+// successful reload, 1 reload lived through) sits under "# old workers" with Stopping: 0. It is
+// CURRENT; the first worker (2 reloads, Stopping: 1) is LEAVING.
 TEST(ClassifyTest, FailedReloadListingOn34) {
   absl::StatusOr<parse::ShowProc> proc =
       parse::ParseShowProc(ReadFixture("haproxy-3.4/show_proc_after_failed_reload.txt"));
   ASSERT_TRUE(proc.ok()) << proc.status();
+  ASSERT_EQ(proc->workers.size(), 2u);
+  const parse::ProcessEntry& serving = proc->workers[0];
+  const parse::ProcessEntry& leaving = proc->workers[1];
+  ASSERT_TRUE(serving.listed_as_old);
+  ASSERT_EQ(serving.reloads, 1);
+  ASSERT_EQ(leaving.reloads, 2);
   absl::flat_hash_map<int, absl::StatusOr<parse::ShowInfo>> infos;
-  infos.emplace(26944, Info(26944, false, 0));
-  infos.emplace(26938, Info(26938, true, 1));
+  infos.emplace(serving.pid, Info(serving.pid, false, 0));
+  infos.emplace(leaving.pid, Info(leaving.pid, true, 1));
   std::vector<model::WorkerReport> workers = ClassifyWorkers(*proc, infos, {});
   ASSERT_EQ(workers.size(), 2u);
-  EXPECT_EQ(workers[0].pid, 26944);
+  EXPECT_EQ(workers[0].pid, serving.pid);
   EXPECT_EQ(workers[0].role, model::WorkerRole::kCurrent);
   EXPECT_TRUE(workers[0].listed_as_old);
-  EXPECT_EQ(workers[1].pid, 26938);
+  EXPECT_EQ(workers[1].pid, leaving.pid);
   EXPECT_EQ(workers[1].role, model::WorkerRole::kLeaving);
   EXPECT_EQ(workers[1].connections, 1);
   model::MasterReport master = MasterFromShowProc(*proc);
@@ -50,7 +57,7 @@ TEST(ClassifyTest, FailedReloadListingOn34) {
 }
 
 TEST(ClassifyTest, LeavingWorkerOnEveryVersion) {
-  for (const char* version : {"haproxy-2.6", "haproxy-3.0", "haproxy-3.4"}) {
+  for (const char* version : {"haproxy-2.6", "haproxy-3.0", "haproxy-3.2", "haproxy-3.4"}) {
     SCOPED_TRACE(version);
     absl::StatusOr<parse::ShowProc> proc =
         parse::ParseShowProc(ReadFixture(absl::StrCat(version, "/show_proc_with_old_worker.txt")));

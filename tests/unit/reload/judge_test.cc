@@ -238,19 +238,32 @@ model::WorkersReport ReportFrom(absl::string_view version, const parse::ShowProc
 }
 
 struct FixtureCase {
-  const char* version;
-  int first_worker;   // show_proc.txt
-  int second_worker;  // started by the successful reload (show_proc_with_old_worker.txt)
+  absl::string_view version;
+  int first_worker;   // the only worker of show_proc.txt
+  int second_worker;  // started by the successful reload: `# workers` of
+                      // show_proc_with_old_worker.txt
 };
 
-constexpr FixtureCase kFixtures[] = {
-    {"2.6", 26374, 26396},
-    {"3.0", 27180, 27187},
-    {"3.4", 26938, 26944},
-};
+// The pids as each version's recording has them.
+std::vector<FixtureCase> Fixtures() {
+  std::vector<FixtureCase> cases;
+  for (absl::string_view version : parse::testing::kVersions) {
+    FixtureCase c{version, 0, 0};
+    parse::ShowProc first = MustParseShowProc(version, "show_proc.txt");
+    if (first.workers.size() == 1) c.first_worker = first.workers[0].pid;
+    for (const parse::ProcessEntry& worker :
+         MustParseShowProc(version, "show_proc_with_old_worker.txt").workers) {
+      if (!worker.listed_as_old) c.second_worker = worker.pid;
+    }
+    EXPECT_NE(c.first_worker, 0) << version;
+    EXPECT_NE(c.second_worker, 0) << version;
+    cases.push_back(c);
+  }
+  return cases;
+}
 
 TEST(JudgeFixtureTest, SuccessfulReload) {
-  for (const FixtureCase& f : kFixtures) {
+  for (const FixtureCase& f : Fixtures()) {
     SCOPED_TRACE(f.version);
     ReloadBaseline baseline = BaselineFrom(MustParseShowProc(f.version, "show_proc.txt"));
     EXPECT_EQ(baseline.worker_pids.size(), 1u);
@@ -282,7 +295,7 @@ TEST(JudgeFixtureTest, SuccessfulReload) {
 }
 
 TEST(JudgeFixtureTest, FailedReload) {
-  for (const FixtureCase& f : kFixtures) {
+  for (const FixtureCase& f : Fixtures()) {
     SCOPED_TRACE(f.version);
     ReloadBaseline baseline =
         BaselineFrom(MustParseShowProc(f.version, "show_proc_with_old_worker.txt"));
@@ -317,9 +330,13 @@ TEST(JudgeFixtureTest, FailedReload) {
 TEST(JudgeFixtureTest, ThreeFourFailedListingIsNotASuccess) {
   parse::ShowProc after = MustParseShowProc("3.4", "show_proc_after_failed_reload.txt");
   for (const parse::ProcessEntry& worker : after.workers) EXPECT_TRUE(worker.listed_as_old);
-  model::WorkersReport report = ReportFrom("3.4", after, {{26944}, {26938}, {}});
+  // Listed in ascending reload order: the serving worker (1 reload), then the leaving one (2).
+  ASSERT_EQ(after.workers.size(), 2u);
+  const int serving = after.workers[0].pid;
+  const int leaving = after.workers[1].pid;
+  model::WorkersReport report = ReportFrom("3.4", after, {{serving}, {leaving}, {}});
   ASSERT_NE(report.Current(), nullptr);
-  EXPECT_EQ(report.Current()->pid, 26944);
+  EXPECT_EQ(report.Current()->pid, serving);
   EXPECT_TRUE(report.Current()->listed_as_old);
 
   for (const char* baseline_file : {"show_proc_with_old_worker.txt", "show_proc.txt"}) {
@@ -329,7 +346,7 @@ TEST(JudgeFixtureTest, ThreeFourFailedListingIsNotASuccess) {
     EXPECT_EQ(VerdictName(judgement.verdict), std::string("FAILED"));
     EXPECT_EQ(judgement.new_worker_pid, 0);
     EXPECT_THAT(judgement.reason, HasSubstr("failed-reload count is 1"));
-    EXPECT_THAT(judgement.reason, HasSubstr("3.4.0-64a335366"));
+    EXPECT_THAT(judgement.reason, HasSubstr("3.4.7-1"));
 
     judgement = JudgeReload(baseline, MustParseReply("3.4", "reload_failed_reply.txt"), report);
     EXPECT_EQ(VerdictName(judgement.verdict), std::string("FAILED"));
