@@ -6,6 +6,7 @@
 #include "agent/api/reload_api.h"
 #include "agent/api/state_api.h"
 #include "agent/base/log.h"
+#include "agent/parse/show_version.h"
 
 namespace hawk::app {
 namespace {
@@ -78,8 +79,23 @@ absl::Status App::Init() {
 
   watch_ = std::make_unique<api::WatchHub>(
       loop_->get(), [this] { return Snapshot(); }, [] { return absl::Now(); });
-  registry_->AddListener(
-      [this](const model::WorkersReport&, const registry::WorkerChanges&) { watch_->OnChange(); });
+  registry_->AddListener([this](const model::WorkersReport& report,
+                                const registry::WorkerChanges&) {
+    // `@@!<pid>` whole lines exist from 3.2 on: one worker CLI session per line instead of one
+    // per command (MasterClientOptions::whole_lines).
+    if (!report.master.version.empty()) {
+      absl::StatusOr<parse::VersionNumbers> version =
+          parse::ParseVersionNumbers(report.master.version);
+      bool whole = version.ok() && !parse::VersionLess(*version, parse::VersionNumbers{3, 2, 0});
+      if (whole != client_->whole_lines()) {
+        base::LogInfo("master CLI: HAProxy ", report.master.version,
+                      whole ? ": batches go as whole lines (@@!<pid>)"
+                            : ": batches go one command per line (@!<pid>)");
+        client_->SetWholeLines(whole);
+      }
+    }
+    watch_->OnChange();
+  });
   reconciler_->AddListener([this] { watch_->OnChange(); });
 
   api::RegisterHealthRoutes(&api_router_, registry_.get());

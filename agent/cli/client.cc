@@ -4,13 +4,36 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "agent/base/log.h"
+#include "agent/cli/line_replies.h"
 #include "agent/parse/reply.h"
 
 namespace hawk::cli {
 namespace {
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
+
+// `@!<pid> <rest>` → pid and rest; false for any other line.
+bool SplitWorkerPrefix(absl::string_view line, int* pid, absl::string_view* rest) {
+  if (!absl::ConsumePrefix(&line, "@!")) return false;
+  size_t space = line.find(' ');
+  if (space == absl::string_view::npos || !absl::SimpleAtoi(line.substr(0, space), pid)) {
+    return false;
+  }
+  *rest = line.substr(space + 1);
+  return true;
+}
+
+// A batch is sent as segments, in order: a run of commands pipelined one line each, or one whole
+// line (`@@!<pid> c1; c2; …`) that is alone in flight.
+struct Segment {
+  size_t begin = 0;
+  size_t end = 0;      // commands[begin, end)
+  bool whole = false;  // one `@@!<pid>` line
+  int pid = 0;         // whole: the worker
+};
 
 }  // namespace
 
@@ -19,6 +42,8 @@ struct MasterClient::Batch {
       : commands(std::move(cmds)), done(std::move(cb)), timer(loop) {}
 
   std::vector<Command> commands;
+  std::vector<Segment> segments;
+  size_t next_segment = 0;
   std::vector<CommandResult> results;
   BatchCallback done;
   uv::Timer timer;                   // the deadline, or a zero delay for an early failure
@@ -195,17 +220,95 @@ void MasterClient::OnHandshakeSlow(Connection* conn) {
   });
 }
 
-void MasterClient::SendBatch(Connection* conn, std::unique_ptr<Batch> batch) {
-  std::string bytes;
-  for (const Command& command : batch->commands) {
-    absl::StrAppend(&bytes, Serialize(command));
-    conn->framer.Expect(command.payload_lines());
+namespace {
+
+// The batch's segments: with whole lines, runs of plain `@!<pid>` commands for one worker become
+// `@@!<pid>` lines of at most kMaxLineBytes; everything else is pipelined one command per line.
+std::vector<Segment> Segments(const std::vector<Command>& commands, bool whole_lines) {
+  std::vector<Segment> out;
+  auto pipelined = [&out](size_t i) {
+    if (out.empty() || out.back().whole) out.push_back(Segment{i, i, false, 0});
+    out.back().end = i + 1;
+  };
+  size_t line_bytes = 0;
+  for (size_t i = 0; i < commands.size(); ++i) {
+    const Command& command = commands[i];
+    int pid = 0;
+    absl::string_view rest;
+    bool plain = whole_lines && command.payload.empty() && !command.closes_connection &&
+                 SplitWorkerPrefix(command.line, &pid, &rest);
+    if (!plain) {
+      pipelined(i);
+      continue;
+    }
+    // "@@!<pid> " + c1 + "; " + c2 …
+    size_t prefix = command.line.size() - rest.size() + 1;
+    bool joins = !out.empty() && out.back().whole && out.back().pid == pid &&
+                 line_bytes + 2 + rest.size() <= kMaxLineBytes;
+    if (joins) {
+      out.back().end = i + 1;
+      line_bytes += 2 + rest.size();
+    } else {
+      out.push_back(Segment{i, i + 1, true, pid});
+      line_bytes = prefix + rest.size();
+    }
   }
+  // A whole line of one command gains nothing over `@!<pid>`.
+  for (Segment& segment : out) {
+    if (segment.whole && segment.end - segment.begin == 1) segment.whole = false;
+  }
+  return out;
+}
+
+// The one `@@!<pid> c1; c2; …` line of a whole segment.
+std::string WholeLine(const std::vector<Command>& commands, const Segment& segment) {
+  std::string line = absl::StrCat("@@!", segment.pid, " ");
+  for (size_t i = segment.begin; i < segment.end; ++i) {
+    int pid = 0;
+    absl::string_view rest;
+    SplitWorkerPrefix(commands[i].line, &pid, &rest);
+    if (i > segment.begin) line.append("; ");
+    line.append(rest.data(), rest.size());
+  }
+  line.push_back('\n');
+  return line;
+}
+
+}  // namespace
+
+void MasterClient::SendBatch(Connection* conn, std::unique_ptr<Batch> batch) {
+  batch->segments = Segments(batch->commands, options_.whole_lines);
+  batch->next_segment = 0;
   conn->state = Connection::State::kBusy;
   conn->next_result = 0;
   conn->timer.Stop();
   batch->connection = conn;
   conn->batch = std::move(batch);
+  SendSegment(conn);
+}
+
+void MasterClient::SendSegment(Connection* conn) {
+  Batch& batch = *conn->batch;
+  std::string bytes;
+  // Pipelined runs go out together up to the next whole line, which waits for its turn.
+  while (batch.next_segment < batch.segments.size()) {
+    const Segment& segment = batch.segments[batch.next_segment];
+    if (segment.whole) {
+      if (!bytes.empty()) break;  // after the pipelined commands before it are answered
+      bytes = WholeLine(batch.commands, segment);
+      conn->framer.Expect(0);
+      ++stats_.lines;
+      ++stats_.whole_lines;
+      ++batch.next_segment;
+      break;
+    }
+    for (size_t i = segment.begin; i < segment.end; ++i) {
+      absl::StrAppend(&bytes, Serialize(batch.commands[i]));
+      conn->framer.Expect(batch.commands[i].payload_lines());
+      ++stats_.lines;
+    }
+    ++batch.next_segment;
+  }
   absl::Status status = conn->stream->Write(std::move(bytes));
   if (!status.ok()) {
     std::unique_ptr<Batch> failed =
@@ -216,27 +319,41 @@ void MasterClient::SendBatch(Connection* conn, std::unique_ptr<Batch> batch) {
   }
 }
 
+namespace {
+
+absl::Status MasterErrorStatus(parse::ReplyCode code, std::string message) {
+  switch (code) {
+    case parse::ReplyCode::kTargetNotFound:
+      return absl::NotFoundError(std::move(message));
+    case parse::ReplyCode::kPermissionDenied:
+      return absl::PermissionDeniedError(std::move(message));
+    default:
+      return absl::UnavailableError(std::move(message));
+  }
+}
+
+}  // namespace
+
 bool MasterClient::RecordReply(Connection* conn, std::string text) {
   Batch& batch = *conn->batch;
-  size_t index = conn->next_result++;
+  size_t index = conn->next_result;
+  const Segment* segment = nullptr;
+  for (const Segment& s : batch.segments) {
+    if (index >= s.begin && index < s.end) segment = &s;
+  }
+  if (segment != nullptr && segment->whole) {
+    return RecordLineReplies(conn, segment->end, segment->pid, std::move(text));
+  }
+  ++conn->next_result;
   const Command& command = batch.commands[index];
   absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text);
   if (!master_error.has_value()) {
     batch.results[index] = std::move(text);
     return false;
   }
-  std::string message = absl::StrCat("`", command.line, "`: master replied \"",
-                                     absl::StripAsciiWhitespace(text), "\"");
-  switch (*master_error) {
-    case parse::ReplyCode::kTargetNotFound:
-      batch.results[index] = absl::NotFoundError(message);
-      break;
-    case parse::ReplyCode::kPermissionDenied:
-      batch.results[index] = absl::PermissionDeniedError(message);
-      break;
-    default:
-      batch.results[index] = absl::UnavailableError(message);
-  }
+  batch.results[index] =
+      MasterErrorStatus(*master_error, absl::StrCat("`", command.line, "`: master replied \"",
+                                                    absl::StripAsciiWhitespace(text), "\""));
   if (conn->next_result == batch.commands.size()) return false;
   for (size_t i = conn->next_result; i < batch.commands.size(); ++i) {
     batch.results[i] = absl::UnavailableError(
@@ -246,6 +363,50 @@ bool MasterClient::RecordReply(Connection* conn, std::string text) {
   }
   conn->next_result = batch.commands.size();
   return true;
+}
+
+bool MasterClient::RecordLineReplies(Connection* conn, size_t end, int pid, std::string text) {
+  Batch& batch = *conn->batch;
+  size_t begin = conn->next_result;
+  conn->next_result = end;
+  // A master error answers for the whole line: its worker is gone or unreachable.
+  if (absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text)) {
+    for (size_t i = begin; i < end; ++i) {
+      batch.results[i] = MasterErrorStatus(
+          *master_error,
+          absl::StrCat("`", batch.commands[i].line, "` (in one `@@!", pid,
+                       "` line): master replied \"", absl::StripAsciiWhitespace(text), "\""));
+    }
+    // As after any master error: nothing more goes on this connection.
+    for (size_t i = end; i < batch.commands.size(); ++i) {
+      batch.results[i] = absl::UnavailableError(absl::StrCat(
+          "`", batch.commands[i].line, "`: not sent: an earlier line of the batch failed"));
+    }
+    conn->next_result = batch.commands.size();
+    return conn->next_result > end;
+  }
+  absl::StatusOr<std::vector<std::string>> replies = SplitLineReplies(text, end - begin);
+  if (!replies.ok()) {
+    for (size_t i = begin; i < batch.commands.size(); ++i) {
+      batch.results[i] = absl::UnavailableError(absl::StrCat(
+          "`", batch.commands[i].line, "`: no usable reply: ", replies.status().message(),
+          "; it may or may not have run"));
+    }
+    conn->next_result = batch.commands.size();
+    return true;
+  }
+  for (size_t i = begin; i < end; ++i) {
+    size_t k = i - begin;
+    if (k < replies->size()) {
+      batch.results[i] = std::move((*replies)[k]);
+    } else {
+      batch.results[i] = absl::UnavailableError(absl::StrCat(
+          "`", batch.commands[i].line,
+          "`: no reply: the worker's CLI session ended before this command (did the worker exit?); "
+          "it may or may not have run"));
+    }
+  }
+  return false;
 }
 
 void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
@@ -273,6 +434,13 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
       finished->connection = nullptr;
       conn->state = Connection::State::kIdle;
       break;
+    }
+    if (poisoned) break;
+    Batch& batch = *conn->batch;
+    if (batch.next_segment < batch.segments.size() &&
+        conn->next_result == batch.segments[batch.next_segment].begin) {
+      SendSegment(conn);        // everything sent is answered: the next segment's turn
+      if (!conn->batch) break;  // the write failed; the batch was finished there
     }
   }
   if (!framing.ok() || poisoned) {

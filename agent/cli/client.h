@@ -17,7 +17,10 @@
 // (`Can't find the target PID…`, `Can't connect to the target CLI!`, `Permission denied!`) makes
 // 2.8+ discard the commands it had buffered behind it and 2.6 close the connection; either way
 // the commands sent after it get an error result (they may or may not have run) and the
-// connection is closed, so that nothing it still sends can be taken for a later reply.
+// connection is closed, so that nothing it still sends can be taken for a later reply. A whole
+// line's reply (whole_lines) is one prompt-framed block that splits into its commands' replies
+// (line_replies.h); a block that ends early leaves the rest unanswered (they may or may not have
+// run), one that holds more than its commands poisons the connection.
 
 #include <uv.h>
 
@@ -71,11 +74,19 @@ struct MasterClientOptions {
   absl::Duration handshake_report_after = absl::Seconds(2);
   absl::Duration handshake_give_up_after = absl::Seconds(30);
   size_t max_queued_batches = 4096;
+  // 3.2+: runs of a batch's plain commands for one worker go as whole lines, `@@!<pid> c1; c2;
+  // …` (one worker CLI session per line instead of one per command), each at most kMaxLineBytes
+  // and alone in flight on its connection (HAProxy may swallow what follows a whole line sent
+  // before its replies came back). Payload commands and master commands go one by one as before.
+  // SetWholeLines changes it at run time (the registry learns the master's version).
+  bool whole_lines = false;
 };
 
 struct MasterClientStats {
   uint64_t batches = 0;
   uint64_t commands = 0;
+  uint64_t lines = 0;        // lines written: commands, or whole lines of several
+  uint64_t whole_lines = 0;  // of which `@@!<pid>` lines
   uint64_t connects = 0;
   uint64_t connect_failures = 0;
   uint64_t connections_lost = 0;  // closed by the master (reloads, restarts)
@@ -103,6 +114,10 @@ class MasterClient {
   // Runs when a connection completes its handshake after the master was unreachable.
   void SetOnReachable(std::function<void()> callback) { on_reachable_ = std::move(callback); }
 
+  // See MasterClientOptions::whole_lines. Applies to batches sent from now on.
+  void SetWholeLines(bool enabled) { options_.whole_lines = enabled; }
+  bool whole_lines() const { return options_.whole_lines; }
+
   // True while a connection is established (the master answered its handshake).
   bool reachable() const { return reachable_; }
   // Why the master is unreachable (OK while reachable).
@@ -120,9 +135,14 @@ class MasterClient {
   void OnData(Connection* conn, absl::string_view bytes);
   void OnEnd(Connection* conn, absl::Status status);
   void SendBatch(Connection* conn, std::unique_ptr<Batch> batch);
-  // Stores the reply for the connection's next command. After a master error with commands
-  // still behind it, fails those and returns true: the connection must be closed.
+  // Writes the batch's next segment (a run of pipelined commands, or one whole line).
+  void SendSegment(Connection* conn);
+  // Stores the reply for the connection's next command (or the replies of its next whole line).
+  // After a master error with commands still behind it, or a whole-line reply that does not
+  // match its commands, fails those and returns true: the connection must be closed.
   bool RecordReply(Connection* conn, std::string text);
+  // The replies of commands [next_result, end), sent as one `@@!<pid>` line.
+  bool RecordLineReplies(Connection* conn, size_t end, int pid, std::string text);
   // Detaches the connection's batch; results not yet filled get `missing`. The caller finishes
   // it (runs the user callback) after its own bookkeeping, so callbacks see a consistent client.
   std::unique_ptr<Batch> TakeBatch(Connection* conn, const absl::Status& missing);

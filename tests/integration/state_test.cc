@@ -243,8 +243,10 @@ TEST_F(StateTest, ANewWorkerIsSeededRightAfterItAppears) {
         seconds(2), milliseconds(1));
     long ms = MsSince(appeared);
     ASSERT_TRUE(seeded) << hawk_->LogTail();
-    EXPECT_LE(ms, 50) << "round " << round << ": the new worker was seeded " << ms
-                      << " ms after it appeared";
+    // Seeded at once, not by the next poll (1 s) or the resync (10 s). What "at once" takes is a
+    // figure, measured by bench/reload_seed (a few ms), not asserted here: this machine is shared.
+    EXPECT_LE(ms, 500) << "round " << round << ": the new worker was seeded " << ms
+                       << " ms after it appeared";
     EXPECT_EQ(Server(new_worker, "be_app", "SRV_1").weight, 77);
   }
 }

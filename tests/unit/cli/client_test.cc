@@ -15,6 +15,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "agent/uv/listener.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/timer.h"
@@ -378,6 +380,118 @@ TEST_F(MasterClientTest, InvalidCommandIsRejectedBeforeSending) {
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(r[1].status().code(), absl::StatusCode::kInvalidArgument);
   for (const std::string& line : master_->lines()) EXPECT_NE(line, "show version");
+}
+
+// A fake 3.2+ master for `@@!<pid>` lines: each command of the line answers like Answer() would
+// answer it alone (without the prompt), `set server be/nope` is "No such server.", and the
+// master's prompt follows the whole line, as 3.2.26 and 3.4.7 do. `exit_after` commands into a
+// line, the worker "exits": the rest of the line gets no reply.
+std::string WholeLineAnswer(const std::string& line, size_t exit_after = 1000) {
+  if (!absl::StartsWith(line, "@@!")) return Answer(line);
+  if (absl::StartsWith(line, "@@!999")) {
+    return "Can't find the target PID matching the prefix '@@!999'\nmaster> ";
+  }
+  std::string body = line.substr(line.find(' ') + 1);
+  std::string out;
+  size_t n = 0;
+  for (absl::string_view command : absl::StrSplit(body, "; ")) {
+    if (n++ == exit_after) break;
+    if (absl::StrContains(command, "be/nope")) {
+      out += "No such server.\n\n";
+    } else {
+      std::string one = Answer(std::string(command));
+      out += one.substr(0, one.size() - std::string("master> ").size());
+    }
+  }
+  return out + "master> ";
+}
+
+MasterClientOptions WholeLines() {
+  MasterClientOptions options;
+  options.whole_lines = true;
+  return options;
+}
+
+TEST_F(MasterClientTest, WholeLineCarriesManyCommandsAndAttributesEachReply) {
+  StartMaster([](const std::string& line) { return WholeLineAnswer(line); });
+  Client(WholeLines());
+  std::vector<CommandResult> r =
+      RunBatch({ForWorker(7, "set weight be/s 3"), ForWorker(7, "set server be/nope weight 3"),
+                ForWorker(7, "get weight be/s"), Command::Master("show version"),
+                ForWorker(7, "get weight be/s"), ForWorker(7, "set weight be/s 4")});
+  ASSERT_EQ(r.size(), 6u);
+  EXPECT_EQ(*r[0], "\n");
+  EXPECT_EQ(*r[1], "No such server.\n\n");  // exactly that command failed
+  EXPECT_EQ(*r[2], "20 (initial 50)\n\n");
+  EXPECT_EQ(*r[3], "2.6.12-1+deb12u4\n\n");
+  EXPECT_EQ(*r[4], "20 (initial 50)\n\n");
+  EXPECT_EQ(*r[5], "\n");
+  // Three lines to the master after `prompt`: one `@@!7` line of three commands, the master
+  // command, and a second `@@!7` line — each sent only once the one before was answered.
+  std::vector<std::string> sent(master_->lines().begin() + 1, master_->lines().end());
+  ASSERT_EQ(sent.size(), 3u) << absl::StrJoin(sent, " | ");
+  EXPECT_EQ(sent[0], "@@!7 set weight be/s 3; set server be/nope weight 3; get weight be/s");
+  EXPECT_EQ(sent[1], "show version");
+  EXPECT_EQ(sent[2], "@@!7 get weight be/s; set weight be/s 4");
+  EXPECT_EQ(client_->stats().whole_lines, 2u);
+}
+
+TEST_F(MasterClientTest, WholeLinesStayWithinTheLineLimit) {
+  StartMaster([](const std::string& line) { return WholeLineAnswer(line); });
+  Client(WholeLines());
+  std::vector<Command> commands;
+  for (int i = 0; i < 2000; ++i) commands.push_back(ForWorker(7, "set weight be/s 3"));
+  std::vector<CommandResult> r = RunBatch(commands);
+  ASSERT_EQ(r.size(), 2000u);
+  for (const CommandResult& result : r) EXPECT_EQ(*result, "\n");
+  for (size_t i = 1; i < master_->lines().size(); ++i) {
+    EXPECT_LE(master_->lines()[i].size() + 1, kMaxLineBytes);
+  }
+  EXPECT_GT(master_->lines().size(), 3u);
+}
+
+TEST_F(MasterClientTest, AWorkerThatExitsMidLineLeavesTheRestUnansweredNotMisattributed) {
+  StartMaster([](const std::string& line) { return WholeLineAnswer(line, /*exit_after=*/2); });
+  Client(WholeLines());
+  std::vector<CommandResult> r =
+      RunBatch({ForWorker(7, "get weight be/s"), ForWorker(7, "set weight be/s 3"),
+                ForWorker(7, "get weight be/s"), ForWorker(7, "set weight be/s 4")});
+  ASSERT_EQ(r.size(), 4u);
+  EXPECT_EQ(*r[0], "20 (initial 50)\n\n");
+  EXPECT_EQ(*r[1], "\n");
+  for (int i : {2, 3}) {
+    EXPECT_EQ(r[i].status().code(), absl::StatusCode::kUnavailable) << r[i].status();
+    EXPECT_TRUE(absl::StrContains(r[i].status().message(), "may or may not have run"));
+  }
+  // The connection still serves: the prompt came.
+  std::vector<CommandResult> next = RunBatch({Command::Master("show version")});
+  EXPECT_TRUE(next[0].ok());
+}
+
+TEST_F(MasterClientTest, AWholeLineToAGoneWorkerFailsEveryCommandOfIt) {
+  StartMaster([](const std::string& line) { return WholeLineAnswer(line); });
+  Client(WholeLines());
+  std::vector<CommandResult> r =
+      RunBatch({ForWorker(999, "get weight be/s"), ForWorker(999, "set weight be/s 3")});
+  ASSERT_EQ(r.size(), 2u);
+  for (const CommandResult& result : r) {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kNotFound) << result.status();
+  }
+}
+
+TEST_F(MasterClientTest, AWholeLineReplyWithMoreThanItsCommandsPoisonsTheConnection) {
+  StartMaster([](const std::string& line) -> std::string {
+    if (absl::StartsWith(line, "@@!")) return "\n\n\nmaster> ";  // three replies for two
+    return Answer(line);
+  });
+  Client(WholeLines());
+  std::vector<CommandResult> r =
+      RunBatch({ForWorker(7, "set weight be/s 3"), ForWorker(7, "set weight be/s 4")});
+  ASSERT_EQ(r.size(), 2u);
+  for (const CommandResult& result : r) {
+    EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
+  }
+  RunUntil([&] { return master_->accepted() >= 2; });  // dropped, and a new one opened
 }
 
 }  // namespace
