@@ -502,6 +502,33 @@ TEST(PlanTest, MapsComparedPerKey) {
               ElementsAre(ActionKind::kReplaceMap));
 }
 
+// Expected to fail with agent/plan at cb512e6: ObservedTable holds a `show map` listing in a
+// StringTable keyed by each line's first word, so keys "a" and "a b" (both hawk's: desired keys
+// may hold blanks, the commands escape them) collide: one entry is lost and `duplicates` is set,
+// and PlanWorker replaces the map on every observation (each resync) although the worker holds
+// exactly the desired content.
+TEST(PlanTest, MapKeysSharingAFirstWordNeedNothingWhenHeld) {
+  model::DesiredState desired = Desired().Map("/m", {{"a", "1"}, {"a b", "2"}, {"a c", "3 4"}});
+  testing::SimWorker sim(ObservedWorker{});
+  sim.SetMapEntries("/m", testing::SimEntries(desired.maps.at("/m")));
+  Plan plan = PlanWorker(desired, sim.Observe(desired), {});
+  EXPECT_THAT(Steps(plan), IsEmpty());
+}
+
+// Expected to fail with agent/plan at cb512e6: an entry whose key holds a blank, on the worker
+// but no longer desired (hawk set it for an earlier desired state; a restarted hawk or the resync
+// observes it), while no desired key holds a blank: PlanWorker deletes it by the first word of
+// its line, `del map /m a`, which answers "Key not found." (taken as done); "a b" stays and every
+// observation plans the same delete again.
+TEST(PlanTest, AKeyWithABlankOnlyOnTheWorkerIsRemoved) {
+  model::DesiredState desired = Desired().Map("/m", {{"x", "1"}});
+  testing::SimWorker sim(ObservedWorker{});
+  sim.SetMapEntries("/m", {{"x", "1"}, {"a b", "c"}});
+  testing::ApplyPlan(&sim, PlanWorker(desired, sim.Observe(desired), {}));
+  EXPECT_EQ(sim.SortedMapEntries("/m"), (std::vector<testing::SimEntry>{{"x", "1"}}));
+  EXPECT_THAT(Steps(PlanWorker(desired, sim.Observe(desired), {})), IsEmpty());
+}
+
 // Changed: ACLs are compared per pattern (per-entry commands); a pattern listed twice on the
 // worker is no longer the same set: the ACL is replaced, since `del acl` removes only the first
 // of them on 3.4.
