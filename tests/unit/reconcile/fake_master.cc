@@ -41,7 +41,7 @@ struct FakeMaster::Conn {
   bool closed = false;
   bool in_payload = false;
   std::string payload_command;  // the line that opened the payload, without " <<"
-  std::vector<std::string> payload;
+  std::string payload;          // its lines so far, each ended by LF
 };
 
 FakeMaster::FakeMaster(uv_loop_t* loop, std::string socket_path, int master_pid,
@@ -126,7 +126,7 @@ void FakeMaster::OnData(Conn* conn, absl::string_view bytes) {
         conn->payload.clear();
         continue;
       }
-      conn->payload.push_back(std::move(line));
+      absl::StrAppend(&conn->payload, line, "\n");
       if (conn->prompt) (void)conn->stream->Write("+ ");
       continue;
     }
@@ -141,7 +141,7 @@ void FakeMaster::OnData(Conn* conn, absl::string_view bytes) {
   }
 }
 
-void FakeMaster::RunLine(Conn* conn, const std::string& line, std::vector<std::string> payload) {
+void FakeMaster::RunLine(Conn* conn, const std::string& line, std::string payload) {
   if (!absl::StartsWith(line, "@!")) {
     master_lines_.push_back(line);
     if (line == "prompt") {

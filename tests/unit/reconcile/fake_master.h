@@ -40,11 +40,11 @@ namespace hawk::reconcile::fake {
 // the current test when the file cannot be read.
 std::string Fixture(absl::string_view name);
 
-// One command as the worker received it: the line without its `@!<pid> ` prefix, and the payload
-// lines when it had one.
+// One command as the worker received it: the line without its `@!<pid> ` prefix, and its payload
+// when it had one (the lines, each ended by its LF, as cli::Command holds it).
 struct ReceivedCommand {
   std::string line;
-  std::vector<std::string> payload;
+  std::string payload;
 };
 
 struct FakeWorker {
@@ -55,7 +55,8 @@ struct FakeWorker {
   int reloads = 0;
   bool stopping = false;  // `Stopping: 1`, listed under `# old workers`
   // Its backends, servers, maps and ACLs, and every command on them (`show servers state`,
-  // `show map`/`show acl`, `set server`, map and ACL transactions), as HAProxy reads them.
+  // `show map`/`show acl`, `set server`, map and ACL transactions and per-entry commands), as
+  // HAProxy reads them.
   plan::testing::SimWorker runtime;
   std::string sessions;  // the `show sess` reply (blank line included)
   std::vector<ReceivedCommand> received;
@@ -76,6 +77,8 @@ class FakeMaster {
   // Binds the socket; fails the current test on error.
   void Listen();
 
+  // What workers started from now on hold (the constructor's `config` until then).
+  void set_config(const plan::ObservedWorker& config) { config_ = config; }
   // A worker started from the configuration, without a reload (present when hawk starts).
   FakeWorker& AddWorker(int pid);
   // A reload: every worker becomes leaving and counts one more reload, `new_pid` starts from the
@@ -101,7 +104,7 @@ class FakeMaster {
 
   void Accept(std::unique_ptr<uv::Stream> stream);
   void OnData(Conn* conn, absl::string_view bytes);
-  void RunLine(Conn* conn, const std::string& line, std::vector<std::string> payload);
+  void RunLine(Conn* conn, const std::string& line, std::string payload);
   void Reply(Conn* conn, const std::string& text);
   void Close(Conn* conn);
 
