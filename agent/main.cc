@@ -55,6 +55,11 @@ ABSL_FLAG(std::string, server_state_file, "",
           "Before each reload, write the desired server state here in `show servers state` "
           "format, for HAProxy's server-state-file/load-server-state-from-file. Empty: not "
           "written");
+ABSL_FLAG(std::string, worker_socket, "",
+          "A `stats socket` of HAProxy's workers (level admin): a path, unix:PATH or "
+          "tcp:HOST:PORT. The current worker is then reached through it (each connection first "
+          "asks `show info` which worker it reached; after a reload the socket belongs to the new "
+          "worker), leaving workers through the master. Empty: everything through the master");
 ABSL_FLAG(absl::Duration, min_reload_interval, absl::ZeroDuration(),
           "The least time between the starts of two reloads; requests in between coalesce");
 ABSL_FLAG(absl::Duration, reload_timeout, absl::Seconds(60),
@@ -149,6 +154,12 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   config.haproxy_config = absl::GetFlag(FLAGS_haproxy_config);
   config.haproxy_binary = absl::GetFlag(FLAGS_haproxy_binary);
   config.server_state_file = absl::GetFlag(FLAGS_server_state_file);
+  if (std::string worker_socket = absl::GetFlag(FLAGS_worker_socket); !worker_socket.empty()) {
+    absl::StatusOr<hawk::base::Address> address =
+        hawk::base::ParseAddress(worker_socket, "--worker-socket");
+    if (!address.ok()) return address.status();
+    config.worker_socket = *address;
+  }
   config.min_reload_interval = absl::GetFlag(FLAGS_min_reload_interval);
   if (config.min_reload_interval < absl::ZeroDuration() ||
       config.min_reload_interval > absl::Hours(1)) {

@@ -33,6 +33,14 @@ absl::Status App::Init() {
   client_options.max_connections = config_.max_master_connections;
   client_ = std::make_unique<cli::MasterClient>(loop_->get(), client_options);
 
+  if (config_.worker_socket) {
+    cli::MasterClientOptions worker_options;
+    worker_options.address = *config_.worker_socket;
+    worker_options.worker_socket = true;
+    worker_options.max_connections = 1;  // one worker, one connection: its pid is the client's
+    worker_client_ = std::make_unique<cli::MasterClient>(loop_->get(), worker_options);
+  }
+
   registry::RegistryOptions registry_options;
   registry_options.poll_interval = config_.poll_interval;
   registry_ = std::make_unique<registry::WorkerRegistry>(
@@ -94,6 +102,7 @@ absl::Status App::Init() {
         client_->SetWholeLines(whole);
       }
     }
+    if (worker_client_) FollowCurrentWorker(report);
     watch_->OnChange();
   });
   reconciler_->AddListener([this] { watch_->OnChange(); });
@@ -131,10 +140,30 @@ absl::Status App::Init() {
 
   client_->Start();
   registry_->Start();
+  if (worker_client_) {
+    reconciler_->SetWorkerSocket(worker_client_.get());
+    worker_client_->Start();
+  }
   reconciler_->Start();
   reloader_->Start();
   base::LogInfo("watching HAProxy master CLI at ", config_.master_socket.ToString());
   return absl::OkStatus();
+}
+
+void App::FollowCurrentWorker(const model::WorkersReport& report) {
+  const model::WorkerReport* current = report.Current();
+  int reached = worker_client_->worker_pid();
+  if (current == nullptr || reached == 0 || reached == current->pid) return;
+  // After a reload the socket belongs to the new worker (during `grace` the old one may still
+  // accept on it too): connect again until it reaches the current one. Until then the master
+  // serves. A socket that never reaches a listed worker is not this HAProxy's.
+  if (report.Find(reached) == nullptr && !warned_worker_socket_) {
+    base::LogWarn("--worker-socket ", config_.worker_socket->ToString(), " reaches pid ", reached,
+                  ", which is none of the master's workers: the current worker is reached "
+                  "through the master");
+    warned_worker_socket_ = true;
+  }
+  worker_client_->Reconnect();
 }
 
 model::WorkersReport App::Snapshot() const {
@@ -154,6 +183,7 @@ void App::Stop() {
   reconciler_.reset();
   registry_.reset();
   journal_.reset();
+  worker_client_.reset();
   client_.reset();
 }
 

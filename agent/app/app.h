@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "agent/api/router.h"
 #include "agent/api/state_service.h"
 #include "agent/api/watch.h"
@@ -31,10 +32,11 @@ struct Config {
   int max_master_connections = 2;
   std::string state_dir;  // empty: the desired state lives in memory only
   absl::Duration resync_interval = absl::Seconds(10);
-  bool leaving_workers = true;    // --workers=all (default) or current
-  std::string haproxy_config;     // --haproxy-config
-  std::string haproxy_binary;     // --haproxy-binary
-  std::string server_state_file;  // --server-state-file
+  bool leaving_workers = true;                  // --workers=all (default) or current
+  std::string haproxy_config;                   // --haproxy-config
+  std::string haproxy_binary;                   // --haproxy-binary
+  std::string server_state_file;                // --server-state-file
+  absl::optional<base::Address> worker_socket;  // --worker-socket
   absl::Duration min_reload_interval = absl::ZeroDuration();
   absl::Duration reload_timeout = absl::Seconds(60);
 };
@@ -51,10 +53,14 @@ class App {
   App(uv::Loop* loop, Config config);
   absl::Status Init();
   model::WorkersReport Snapshot() const;
+  // --worker-socket: keeps its connection on the current worker.
+  void FollowCurrentWorker(const model::WorkersReport& report);
 
   uv::Loop* loop_;
   Config config_;
   std::unique_ptr<cli::MasterClient> client_;
+  std::unique_ptr<cli::MasterClient> worker_client_;  // --worker-socket
+  bool warned_worker_socket_ = false;
   std::unique_ptr<registry::WorkerRegistry> registry_;
   model::DesiredState desired_;  // read by the reconciler, changed only by state_
   std::unique_ptr<store::Journal> journal_;

@@ -10,6 +10,7 @@
 #include "agent/base/log.h"
 #include "agent/cli/line_replies.h"
 #include "agent/parse/reply.h"
+#include "agent/parse/show_info.h"
 
 namespace hawk::cli {
 namespace {
@@ -42,6 +43,7 @@ struct MasterClient::Batch {
       : commands(std::move(cmds)), done(std::move(cb)), timer(loop) {}
 
   std::vector<Command> commands;
+  bool bulk = false;  // BatchPriority::kBulk
   std::vector<Segment> segments;
   size_t next_segment = 0;
   std::vector<CommandResult> results;
@@ -55,23 +57,29 @@ struct MasterClient::Connection {
   enum class State {
     kConnecting,  // connect() in progress
     kHandshake,   // sent `prompt`, waiting for the first prompt
+    kConfirming,  // worker socket: sent `show info`, waiting for the pid it answers for
     kIdle,        // established, no batch
     kBusy,        // a batch is in flight
     kClosing,     // closed by hawk or the peer; waiting for the handle's close callback
   };
 
-  explicit Connection(uv_loop_t* loop, base::Address::Kind kind)
-      : stream(std::make_unique<uv::Stream>(loop, kind)), timer(loop) {}
+  Connection(uv_loop_t* loop, base::Address::Kind kind, PromptKind prompt)
+      : stream(std::make_unique<uv::Stream>(loop, kind)),
+        framer(64 * 1024 * 1024, prompt),
+        timer(loop) {}
 
   std::unique_ptr<uv::Stream> stream;
   PromptFramer framer;
   State state = State::kConnecting;
   std::unique_ptr<Batch> batch;
   size_t next_result = 0;
-  uv::Timer timer;  // handshake deadline, then the idle timer of an extra connection
+  bool retire = false;  // close once the batch in flight is done (Reconnect)
+  uv::Timer timer;      // handshake deadline, then the idle timer of an extra connection
 
   bool established() const { return state == State::kIdle || state == State::kBusy; }
-  bool opening() const { return state == State::kConnecting || state == State::kHandshake; }
+  bool opening() const {
+    return state == State::kConnecting || state == State::kHandshake || state == State::kConfirming;
+  }
 };
 
 MasterClient::MasterClient(uv_loop_t* loop, MasterClientOptions options)
@@ -96,9 +104,10 @@ void MasterClient::Start() {
   Dispatch();
 }
 
-void MasterClient::Submit(std::vector<Command> commands, BatchCallback done,
-                          absl::Duration timeout) {
+void MasterClient::Submit(std::vector<Command> commands, BatchCallback done, absl::Duration timeout,
+                          BatchPriority priority) {
   auto batch = std::make_unique<Batch>(loop_, std::move(commands), std::move(done));
+  batch->bulk = priority == BatchPriority::kBulk;
   batch->results.assign(batch->commands.size(), absl::UnknownError("no reply yet"));
   for (size_t i = 0; i < batch->commands.size() && batch->early_failure.ok(); ++i) {
     absl::Status valid = ValidateCommand(batch->commands[i]);
@@ -131,17 +140,33 @@ void MasterClient::Submit(std::vector<Command> commands, BatchCallback done,
 
 void MasterClient::Dispatch() {
   if (!started_) return;
-  for (auto it = queue_.begin(); it != queue_.end();) {
-    if (!(*it)->early_failure.ok()) {  // waits for its zero-delay timer
-      ++it;
-      continue;
+  // Interactive batches first, whatever their place in the queue; a bulk batch only while
+  // another connection stays free for them (with one connection, bulk takes its turn).
+  auto busy_with_bulk = [this] {
+    return static_cast<int>(
+        std::count_if(connections_.begin(), connections_.end(), [](const auto& c) {
+          return c->state == Connection::State::kBusy && c->batch && c->batch->bulk;
+        }));
+  };
+  for (bool bulk : {false, true}) {
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      Batch& candidate = **it;
+      if (!candidate.early_failure.ok() ||
+          candidate.bulk != bulk) {  // failed ones wait for their timer
+        ++it;
+        continue;
+      }
+      if (bulk && options_.max_connections > 1 &&
+          busy_with_bulk() >= options_.max_connections - 1) {
+        break;
+      }
+      auto idle = std::find_if(connections_.begin(), connections_.end(),
+                               [](const auto& c) { return c->state == Connection::State::kIdle; });
+      if (idle == connections_.end()) break;
+      std::unique_ptr<Batch> batch = std::move(*it);
+      it = queue_.erase(it);
+      SendBatch(idle->get(), std::move(batch));
     }
-    auto idle = std::find_if(connections_.begin(), connections_.end(),
-                             [](const auto& c) { return c->state == Connection::State::kIdle; });
-    if (idle == connections_.end()) break;
-    std::unique_ptr<Batch> batch = std::move(*it);
-    it = queue_.erase(it);
-    SendBatch(idle->get(), std::move(batch));
   }
   bool waiting = std::any_of(queue_.begin(), queue_.end(),
                              [](const auto& b) { return b->early_failure.ok(); });
@@ -156,7 +181,9 @@ void MasterClient::Dispatch() {
 
 void MasterClient::OpenConnection() {
   if (static_cast<int>(connections_.size()) >= options_.max_connections) return;
-  auto conn = std::make_unique<Connection>(loop_, options_.address.kind);
+  auto conn = std::make_unique<Connection>(
+      loop_, options_.address.kind,
+      options_.worker_socket ? PromptKind::kWorker : PromptKind::kMaster);
   Connection* raw = conn.get();
   connections_.push_back(std::move(conn));
   stats_.max_open_connections =
@@ -303,7 +330,16 @@ void MasterClient::SendSegment(Connection* conn) {
       break;
     }
     for (size_t i = segment.begin; i < segment.end; ++i) {
-      absl::StrAppend(&bytes, Serialize(batch.commands[i]));
+      if (options_.worker_socket) {
+        // The worker's own socket takes the command without the master's `@!<pid>` prefix.
+        Command local = batch.commands[i];
+        int pid = 0;
+        absl::string_view rest;
+        if (SplitWorkerPrefix(local.line, &pid, &rest)) local.line = std::string(rest);
+        absl::StrAppend(&bytes, Serialize(local));
+      } else {
+        absl::StrAppend(&bytes, Serialize(batch.commands[i]));
+      }
       conn->framer.Expect(batch.commands[i].payload_lines());
       ++stats_.lines;
     }
@@ -415,14 +451,43 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
   std::unique_ptr<Batch> finished;
   bool poisoned = false;
   for (FramedReply& reply : replies) {
-    if (conn->state == Connection::State::kHandshake) {
+    if (conn->state == Connection::State::kHandshake && options_.worker_socket) {
+      // A worker's own socket: which worker is it? (After a reload the path belongs to the new
+      // worker, and a stale path may lead elsewhere entirely.)
+      conn->state = Connection::State::kConfirming;
+      conn->framer.Expect(0);
+      if (absl::Status write = conn->stream->Write("show info\n"); !write.ok()) {
+        last_error_ = write;
+        DropConnection(conn, false);
+        ScheduleReconnect();
+        return;
+      }
+      continue;
+    }
+    if (conn->state == Connection::State::kConfirming) {
+      absl::StatusOr<parse::ShowInfo> info = parse::ParseShowInfo(reply.text);
+      if (!info.ok() || info->pid <= 0) {
+        last_error_ = absl::UnavailableError(absl::StrCat(
+            "worker socket ", options_.address.ToString(), ": `show info` did not name a pid (",
+            info.ok() ? "no Pid:" : info.status().message(), ")"));
+        base::LogWarn(last_error_.message());
+        DropConnection(conn, false);
+        ScheduleReconnect();
+        return;
+      }
+      worker_pid_ = info->pid;
+    }
+    if (conn->state == Connection::State::kHandshake ||
+        conn->state == Connection::State::kConfirming) {
       conn->timer.Stop();
       conn->state = Connection::State::kIdle;
       last_error_ = absl::OkStatus();
       retry_delay_ = options_.fast_retry_interval;
       bool was_reachable = reachable_;
       reachable_ = true;
-      base::LogDebug("master CLI: connection ready (", connections_.size(), " open)");
+      base::LogDebug(options_.worker_socket ? "worker socket" : "master CLI",
+                     ": connection ready (", connections_.size(), " open)",
+                     options_.worker_socket ? absl::StrCat(", worker ", worker_pid_) : "");
       ArmIdleTimer(conn);  // an extra connection (a late answer to a slow handshake) closes idle
       if (!was_reachable && on_reachable_) on_reachable_();
       continue;
@@ -450,6 +515,8 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
       base::LogWarn("master CLI: closing a connection after a framing error: ", framing.message());
     }
     if (conn->batch) finished = TakeBatch(conn, absl::UnavailableError(framing.message()));
+    DropConnection(conn, false);
+  } else if (finished && conn->retire) {
     DropConnection(conn, false);
   } else if (finished) {
     ArmIdleTimer(conn);
@@ -566,6 +633,18 @@ void MasterClient::DropConnection(Connection* conn, bool closed_by_peer) {
     ScheduleReconnect();
     if (on_lost_) on_lost_();
   }
+}
+
+void MasterClient::Reconnect() {
+  worker_pid_ = 0;
+  for (auto& conn : connections_) {
+    if (conn->state == Connection::State::kBusy) {
+      conn->retire = true;  // its batch finishes first
+    } else {
+      DropConnection(conn.get(), false);
+    }
+  }
+  Dispatch();
 }
 
 void MasterClient::ScheduleReconnect() {

@@ -53,6 +53,13 @@ namespace hawk::cli {
 using CommandResult = absl::StatusOr<std::string>;
 using BatchCallback = std::function<void(std::vector<CommandResult>)>;
 
+enum class BatchPriority {
+  kInteractive,  // a push's changes, worker polls: sent before any bulk batch waiting
+  // Whole-state work (observing everything, seeding a new worker): never takes the last free
+  // connection, so that a push is never queued behind it.
+  kBulk,
+};
+
 struct MasterClientOptions {
   base::Address address;
   int max_connections = 2;
@@ -80,6 +87,11 @@ struct MasterClientOptions {
   // before its replies came back). Payload commands and master commands go one by one as before.
   // SetWholeLines changes it at run time (the registry learns the master's version).
   bool whole_lines = false;
+  // `address` is a worker's own `stats socket` (level admin), not the master: its prompt is
+  // `> `, commands go without their `@!<pid>` prefix, and every connection first asks `show info`
+  // which worker it reached (worker_pid()). A connection stays with the process that accepted it,
+  // so one answer per connection tells which worker every later command on it reaches.
+  bool worker_socket = false;
 };
 
 struct MasterClientStats {
@@ -106,13 +118,20 @@ class MasterClient {
   // Queues `commands` to run in order on one connection. `done` always runs exactly once (unless
   // the client is destroyed first), never from inside Submit().
   void Submit(std::vector<Command> commands, BatchCallback done,
-              absl::Duration timeout = absl::ZeroDuration());
+              absl::Duration timeout = absl::ZeroDuration(),
+              BatchPriority priority = BatchPriority::kInteractive);
 
   // Runs after the master closed a connection that hawk did not close (a reload or a restart),
   // and after each failed connect while the master was previously reachable.
   void SetOnConnectionLost(std::function<void()> callback) { on_lost_ = std::move(callback); }
   // Runs when a connection completes its handshake after the master was unreachable.
   void SetOnReachable(std::function<void()> callback) { on_reachable_ = std::move(callback); }
+
+  // worker_socket: the pid the open connection reaches (0 before one was confirmed). Batches for
+  // any other worker must not be sent here.
+  int worker_pid() const { return reachable_ ? worker_pid_ : 0; }
+  // Closes every connection and connects again (the socket may lead to another worker now).
+  void Reconnect();
 
   // See MasterClientOptions::whole_lines. Applies to batches sent from now on.
   void SetWholeLines(bool enabled) { options_.whole_lines = enabled; }
@@ -167,6 +186,7 @@ class MasterClient {
   std::function<void()> on_reachable_;
   MasterClientStats stats_;
   uint64_t next_batch_id_ = 1;
+  int worker_pid_ = 0;
 };
 
 }  // namespace hawk::cli

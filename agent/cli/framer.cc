@@ -54,7 +54,15 @@ size_t MatchPrompt(absl::string_view text) {
   return pos + 2;
 }
 
-PromptFramer::PromptFramer(size_t max_reply_bytes) : max_reply_bytes_(max_reply_bytes) {}
+size_t MatchWorkerPrompt(absl::string_view text) {
+  constexpr absl::string_view kPrompt = "> ";
+  size_t n = std::min(text.size(), kPrompt.size());
+  if (text.substr(0, n) != kPrompt.substr(0, n)) return 0;
+  return text.size() < kPrompt.size() ? absl::string_view::npos : kPrompt.size();
+}
+
+PromptFramer::PromptFramer(size_t max_reply_bytes, PromptKind kind)
+    : max_reply_bytes_(max_reply_bytes), kind_(kind) {}
 
 void PromptFramer::Expect(size_t payload_lines) { expected_.push_back(payload_lines); }
 
@@ -62,7 +70,8 @@ PromptFramer::PromptMatch PromptFramer::FindPrompt(size_t from) const {
   absl::string_view view(buffer_);
   for (size_t pos = from; pos < view.size();) {
     if (pos == 0 || view[pos - 1] == '\n') {
-      size_t len = MatchPrompt(view.substr(pos));
+      size_t len = kind_ == PromptKind::kMaster ? MatchPrompt(view.substr(pos))
+                                                : MatchWorkerPrompt(view.substr(pos));
       if (len == absl::string_view::npos) return {};  // a prompt may be arriving: wait
       if (len > 0) return {pos, pos + len};
     }

@@ -29,9 +29,19 @@ struct FramedReply {
   std::string text;  // the reply without prompts
 };
 
+// Whose prompt ends a reply.
+enum class PromptKind {
+  kMaster,  // the master CLI: `master> ` (MatchPrompt)
+  // A worker's own stats socket in prompt mode: `> ` at the start of a line, after every command
+  // on 2.6 and after every line on 3.x (hawk sends one command per line, so after every reply).
+  // No reply hawk asks a worker for has a line that starts with "> ".
+  kWorker,
+};
+
 class PromptFramer {
  public:
-  explicit PromptFramer(size_t max_reply_bytes = 64 * 1024 * 1024);
+  explicit PromptFramer(size_t max_reply_bytes = 64 * 1024 * 1024,
+                        PromptKind kind = PromptKind::kMaster);
 
   // Registers the next reply to expect, in send order. `payload_lines` is the number of payload
   // lines sent with the command (0 for none).
@@ -56,6 +66,7 @@ class PromptFramer {
   FramedReply TakeReply(size_t body_end, size_t consumed);
 
   size_t max_reply_bytes_;
+  PromptKind kind_;
   std::string buffer_;
   size_t scan_from_ = 0;         // bytes before this cannot start a prompt (already scanned)
   std::deque<size_t> expected_;  // payload line counts of the replies still due
@@ -65,5 +76,7 @@ class PromptFramer {
 // `(…)` mode set, then `> `. Returns its length, 0 if `text` is not a prompt, or npos if `text` is
 // a proper prefix of one (more bytes needed).
 size_t MatchPrompt(absl::string_view text);
+// The same for a worker's `> `.
+size_t MatchWorkerPrompt(absl::string_view text);
 
 }  // namespace hawk::cli

@@ -315,10 +315,20 @@ void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
       options_.batch_timeout + kPerCommandBudget * static_cast<int64_t>(commands.size());
   int pid = worker->pid;
   uint64_t epoch = worker->epoch;
-  client_->Submit(std::move(commands), Guard([this, pid, epoch, then](auto results) {
-                    (this->*then)(pid, epoch, std::move(results));
-                  }),
-                  timeout);
+  cli::MasterClient* via = client_;
+  if (worker_client_ != nullptr && worker->role == model::WorkerRole::kCurrent &&
+      worker_client_->worker_pid() == pid) {
+    via = worker_client_;
+    ++stats_.batches_via_worker_socket;
+  }
+  // A seed or an observation is whole-state work: never in the way of a push (BatchPriority).
+  cli::BatchPriority priority = worker->run != nullptr && worker->run->full
+                                    ? cli::BatchPriority::kBulk
+                                    : cli::BatchPriority::kInteractive;
+  via->Submit(std::move(commands), Guard([this, pid, epoch, then](auto results) {
+                (this->*then)(pid, epoch, std::move(results));
+              }),
+              timeout, priority);
 }
 
 void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {

@@ -88,6 +88,7 @@ struct ReconcilerStats {
   uint64_t seeds = 0;
   uint64_t observes = 0;
   uint64_t commands_sent = 0;
+  uint64_t batches_via_worker_socket = 0;
 };
 
 class Reconciler {
@@ -101,6 +102,10 @@ class Reconciler {
   Reconciler& operator=(const Reconciler&) = delete;
 
   void Start();
+  // The current worker's own stats socket (--worker-socket): batches for the worker it reaches
+  // (cli::MasterClient::worker_pid) go there while that worker is CURRENT; the rest, and all
+  // batches whenever it reaches no one, through the master.
+  void SetWorkerSocket(cli::MasterClient* worker_client) { worker_client_ = worker_client; }
 
   // The desired state changed as `summary` says (it is already in `desired`). Returns the push's
   // sequence number, for WaitForPush. O(summary × target workers).
@@ -174,6 +179,7 @@ class Reconciler {
 
   uv_loop_t* loop_;
   cli::MasterClient* client_;
+  cli::MasterClient* worker_client_ = nullptr;
   registry::WorkerRegistry* registry_;
   const model::DesiredState* desired_;
   ReconcilerOptions options_;
