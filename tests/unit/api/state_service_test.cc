@@ -1,0 +1,602 @@
+// StateService on a real loop, with a real Journal in a temporary directory and a real
+// Reconciler (wired to a MasterClient pointed at a socket nobody listens on, and a registry that
+// never reports a worker: publishing still works, nothing is sent anywhere).
+
+#include "agent/api/state_service.h"
+
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "agent/base/status_field.h"
+#include "agent/cli/client.h"
+#include "agent/model/desired_json.h"
+#include "agent/reconcile/reconciler.h"
+#include "agent/registry/registry.h"
+#include "agent/store/journal.h"
+#include "agent/uv/loop.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/support/run_loop_until.h"
+
+namespace hawk::api {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr absl::string_view kState = R"({"version": "v5", "generation": 5,
+ "backends": [{"name": "be", "servers": [
+    {"name": "s1", "address": "10.0.0.1", "port": 80},
+    {"name": "s2", "address": "10.0.0.2", "port": 80, "weight": 10, "state": "DRAIN"}]}],
+ "maps": [{"name": "/m", "entries": [{"key": "a", "value": "1"}, {"key": "b", "value": "2"}]}],
+ "acls": [{"name": "/a", "patterns": ["10.0.0.0/8"]}]})";
+
+model::DesiredState Parse(absl::string_view json) {
+  absl::StatusOr<model::DesiredState> state = model::ParseDesiredState(json);
+  EXPECT_TRUE(state.ok()) << state.status();
+  return state.ok() ? *std::move(state) : model::DesiredState{};
+}
+
+// Restores RLIMIT_FSIZE and SIGXFSZ's disposition on scope exit (write() fails with EFBIG past
+// the limit).
+class ScopedFileSizeLimit {
+ public:
+  explicit ScopedFileSizeLimit(rlim_t bytes) {
+    ::getrlimit(RLIMIT_FSIZE, &previous_);
+    previous_handler_ = ::signal(SIGXFSZ, SIG_IGN);
+    rlimit limit = previous_;
+    limit.rlim_cur = bytes;
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+  }
+  ~ScopedFileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &previous_);
+    ::signal(SIGXFSZ, previous_handler_);
+  }
+
+ private:
+  rlimit previous_{};
+  sighandler_t previous_handler_ = SIG_DFL;
+};
+
+// One hawk's worth of state handling, as agent/app wires it.
+struct Hawk {
+  model::DesiredState desired;
+  std::unique_ptr<cli::MasterClient> client;
+  std::unique_ptr<registry::WorkerRegistry> registry;
+  std::unique_ptr<reconcile::Reconciler> reconciler;
+  std::unique_ptr<store::Journal> journal;
+  std::unique_ptr<StateService> service;
+
+  ~Hawk() {
+    service.reset();
+    reconciler.reset();
+    registry.reset();
+    client.reset();
+    journal.reset();
+  }
+};
+
+class StateServiceTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = (fs::path(::testing::TempDir()) / "hawk-state-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    dir_ = root_ + "/state";
+    Start();
+  }
+  void TearDown() override {
+    hawk_.reset();
+    EXPECT_TRUE(loop_.RunDryAndClose().ok());  // no handle or request leaked
+    for (const std::string& mount : mounts_) ::umount2(mount.c_str(), MNT_DETACH);
+    std::error_code ignored;
+    fs::remove_all(root_, ignored);
+  }
+
+  // (Re)starts hawk on dir_: a fresh state, journal, reconciler and service, loaded.
+  void Start() {
+    hawk_.reset();
+    hawk_ = std::make_unique<Hawk>();
+    cli::MasterClientOptions client_options;
+    client_options.address.kind = base::Address::Kind::kUnix;
+    client_options.address.path = root_ + "/nobody-listens.sock";
+    hawk_->client = std::make_unique<cli::MasterClient>(loop_.get(), client_options);
+    hawk_->registry = std::make_unique<registry::WorkerRegistry>(
+        loop_.get(), hawk_->client.get(), registry::RegistryOptions{}, [] { return absl::Now(); });
+    hawk_->reconciler = std::make_unique<reconcile::Reconciler>(
+        loop_.get(), hawk_->client.get(), hawk_->registry.get(), &hawk_->desired,
+        reconcile::ReconcilerOptions{}, [] { return absl::Now(); });
+    store::JournalOptions options;
+    options.dir = dir_;
+    absl::StatusOr<std::unique_ptr<store::Journal>> journal =
+        store::Journal::Open(loop_.get(), options);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    hawk_->journal = *std::move(journal);
+    hawk_->service = std::make_unique<StateService>(loop_.get(), hawk_->journal.get(),
+                                                    hawk_->reconciler.get(), &hawk_->desired);
+    absl::Status loaded = hawk_->service->Load();
+    ASSERT_TRUE(loaded.ok()) << loaded;
+  }
+
+  StateService& service() { return *hawk_->service; }
+  // GET /v1/state: the state held (a failure, and an empty state, when there is none).
+  const model::DesiredState& Current() {
+    static const model::DesiredState kNone;
+    const model::DesiredState* state = service().current();
+    if (state == nullptr) {
+      ADD_FAILURE() << "hawk holds no state";
+      return kNone;
+    }
+    return *state;
+  }
+  store::Journal& journal() { return *hawk_->journal; }
+  const store::JournalStats& journal_stats() { return hawk_->journal->stats(); }
+
+  bool Run(const std::function<bool()>& until, uint64_t timeout_ms = 20000) {
+    return testing::RunLoopUntil(loop_.get(), until, timeout_ms);
+  }
+
+  // A change in flight: `immediate` is what Put/Patch returned; `done` is set once it ran.
+  struct Call {
+    absl::Status immediate;
+    std::shared_ptr<absl::optional<absl::StatusOr<uint64_t>>> done =
+        std::make_shared<absl::optional<absl::StatusOr<uint64_t>>>();
+    bool finished() const { return !immediate.ok() || done->has_value(); }
+  };
+  Call Submit(bool patch, std::string body) {
+    Call call;
+    auto done = call.done;
+    auto callback = [done](absl::StatusOr<uint64_t> seq) {
+      EXPECT_FALSE(done->has_value()) << "done ran twice";
+      *done = std::move(seq);
+    };
+    call.immediate = patch ? service().Patch(body, callback) : service().Put(body, callback);
+    if (!call.immediate.ok()) {
+      EXPECT_FALSE(call.done->has_value()) << "done ran for a refusal";
+    }
+    return call;
+  }
+  // Submits and runs the loop until the change is durable or refused.
+  absl::StatusOr<uint64_t> Wait(Call call) {
+    if (!call.immediate.ok()) return call.immediate;
+    EXPECT_TRUE(Run([&] { return call.done->has_value(); }));
+    if (!call.done->has_value()) return absl::DeadlineExceededError("the change never finished");
+    return **call.done;
+  }
+  absl::StatusOr<uint64_t> PutAndWait(std::string body) {
+    return Wait(Submit(/*patch=*/false, std::move(body)));
+  }
+  absl::StatusOr<uint64_t> PatchAndWait(std::string body) {
+    return Wait(Submit(/*patch=*/true, std::move(body)));
+  }
+
+  // Mounts a tmpfs of `size` at `path`; false (the test skips) where mounting is not allowed.
+  bool MountTmpfs(const std::string& path, const std::string& size) {
+    fs::create_directories(path);
+    if (::mount("tmpfs", path.c_str(), "tmpfs", 0, absl::StrCat("size=", size).c_str()) != 0) {
+      return false;
+    }
+    mounts_.push_back(path);
+    return true;
+  }
+
+  std::vector<std::string> Snapshots() const {
+    std::vector<std::string> names;
+    for (const fs::directory_entry& entry : fs::directory_iterator(dir_)) {
+      std::string name = entry.path().filename().string();
+      if (absl::StartsWith(name, "snapshot-")) names.push_back(name);
+    }
+    return names;
+  }
+
+  uv::Loop loop_;
+  std::string root_;
+  std::string dir_;
+  std::unique_ptr<Hawk> hawk_;
+  std::vector<std::string> mounts_;
+};
+
+TEST_F(StateServiceTest, PutThenGet) {
+  EXPECT_EQ(service().current(), nullptr);  // GET: 404 before the first push
+  EXPECT_EQ(hawk_->reconciler->desired(), nullptr);
+  absl::StatusOr<uint64_t> seq = PutAndWait(std::string(kState));
+  ASSERT_TRUE(seq.ok()) << seq.status();
+  EXPECT_EQ(*seq, hawk_->reconciler->latest_seq());
+  ASSERT_NE(service().current(), nullptr);
+  EXPECT_EQ(Current(), Parse(kState));
+  EXPECT_EQ(model::DesiredStateToJson(Current()), model::DesiredStateToJson(Parse(kState)));
+  EXPECT_EQ(hawk_->reconciler->desired(), service().current());  // published once durable
+  EXPECT_EQ(journal_stats().records, 1u);
+  EXPECT_EQ(service().stats().puts, 1u);
+  EXPECT_EQ(service().stats().objects_changed, 5u);  // 2 servers, 2 entries, 1 pattern
+
+  // A second PUT is diffed: only what differs is written.
+  uint64_t bytes = journal_stats().bytes_written;
+  model::DesiredState next = Parse(kState);
+  next.version = "v6";
+  next.generation = 6;
+  next.backends["be"].servers.erase("s2");
+  next.maps["/m"].Set("c", "3");
+  ASSERT_TRUE(PutAndWait(model::DesiredStateToJson(next)).ok());
+  EXPECT_EQ(Current(), next);
+  EXPECT_LT(journal_stats().bytes_written - bytes, 400u);
+  EXPECT_GT(hawk_->reconciler->latest_seq(), *seq);
+}
+
+TEST_F(StateServiceTest, PatchMergesIntoTheStateHeld) {
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  absl::StatusOr<uint64_t> seq = PatchAndWait(R"({"generation": 6, "upsert": {
+      "backends": [{"name": "be", "servers": [{"name": "s2", "weight": 50},
+                                              {"name": "s3", "address": "10.0.0.3"}]}],
+      "maps": [{"name": "/m", "entries": [{"key": "a", "value": "10"}]}]},
+      "remove": {"backends": [{"name": "be", "servers": ["s1"]}],
+                 "acls": [{"name": "/a", "patterns": ["10.0.0.0/8"]}]}})");
+  ASSERT_TRUE(seq.ok()) << seq.status();
+  model::DesiredState expected = Parse(kState);
+  expected.generation = 6;
+  expected.backends["be"].servers.erase("s1");
+  expected.backends["be"].servers["s2"].weight = 50;
+  expected.backends["be"].servers["s3"] = model::ServerSpec{"10.0.0.3", {}, {}, {}};
+  expected.maps["/m"].Set("a", "10");
+  expected.acls["/a"].Erase("10.0.0.0/8");
+  EXPECT_EQ(Current(), expected);
+  EXPECT_EQ(Current().version, "v5");  // absent: kept
+  EXPECT_EQ(journal_stats().records, 2u);
+  EXPECT_EQ(service().stats().patches, 1u);
+
+  // An invalid PATCH is refused at once, naming the field; nothing changes or is written.
+  Call bad = Submit(/*patch=*/true, R"({"upsert": {"backends": [{"name": "be", "servers": [
+      {"name": "s9", "port": 81}]}]}})");
+  ASSERT_FALSE(bad.immediate.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(bad.immediate)) << bad.immediate;
+  EXPECT_EQ(base::FieldOf(bad.immediate), "upsert.backends[0].servers[0].address");
+  EXPECT_EQ(Current(), expected);
+  EXPECT_EQ(service().stats().refused, 1u);
+  EXPECT_EQ(journal_stats().records, 2u);
+}
+
+TEST_F(StateServiceTest, APatchBeforeAnyPutStartsFromNothing) {
+  absl::StatusOr<uint64_t> seq = PatchAndWait(R"({"version": "p1", "upsert": {
+      "backends": [{"name": "be", "servers": [{"name": "s1", "address": "10.0.0.1"}]}]}})");
+  ASSERT_TRUE(seq.ok()) << seq.status();
+  ASSERT_NE(service().current(), nullptr);
+  EXPECT_EQ(Current().version, "p1");
+  EXPECT_NE(Current().FindServer("be", "s1"), nullptr);
+}
+
+TEST_F(StateServiceTest, GenerationRules) {
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());  // generation 5
+  const uint64_t records = journal_stats().records;
+  const model::DesiredState held = Current();
+  auto expect_aborted = [&](const Call& call, absl::string_view field, absl::string_view message) {
+    ASSERT_FALSE(call.immediate.ok());
+    EXPECT_TRUE(absl::IsAborted(call.immediate)) << call.immediate;
+    EXPECT_EQ(base::FieldOf(call.immediate), field);
+    EXPECT_EQ(base::CurrentGenerationOf(call.immediate), "5");
+    EXPECT_THAT(std::string(call.immediate.message()), HasSubstr(message));
+    EXPECT_EQ(Current(), held);
+    EXPECT_EQ(journal_stats().records, records);
+  };
+  model::DesiredState other = held;
+  other.maps["/m"].Set("a", "changed");
+
+  // Lower: refused, naming the generation held.
+  model::DesiredState older = held;
+  older.generation = 4;
+  expect_aborted(Submit(false, model::DesiredStateToJson(older)), "generation",
+                 "generation 4 is older than the current 5");
+  expect_aborted(Submit(true, R"({"generation": 4})"), "generation",
+                 "generation 4 is older than the current 5");
+
+  // Equal with the same content: accepted (an idempotent retry), done at once, nothing written.
+  uint64_t bytes = journal_stats().bytes_written;
+  uint64_t unchanged = service().stats().unchanged;
+  Call retry = Submit(false, std::string(kState));
+  ASSERT_TRUE(retry.immediate.ok()) << retry.immediate;
+  ASSERT_TRUE(retry.done->has_value());  // inside the call
+  ASSERT_TRUE(retry.done->value().ok());
+  EXPECT_EQ(retry.done->value().value(), hawk_->reconciler->latest_seq());
+  Call patch_retry = Submit(true, R"({"generation": 5, "version": "v5", "upsert": {
+      "backends": [{"name": "be", "servers": [{"name": "s1", "port": 80}]}],
+      "maps": [{"name": "/m", "entries": [{"key": "a", "value": "1"}]}]},
+      "remove": {"maps": [{"name": "/m", "keys": ["absent"]}]}})");
+  ASSERT_TRUE(patch_retry.immediate.ok()) << patch_retry.immediate;
+  ASSERT_TRUE(patch_retry.done->has_value());
+  EXPECT_TRUE(patch_retry.done->value().ok());
+  EXPECT_EQ(service().stats().unchanged, unchanged + 2);
+  uv_run(loop_.get(), UV_RUN_NOWAIT);
+  EXPECT_EQ(journal_stats().records, records);
+  EXPECT_EQ(journal_stats().bytes_written, bytes);
+  EXPECT_EQ(Current(), held);
+
+  // Equal with other content, or another version: refused.
+  expect_aborted(Submit(false, model::DesiredStateToJson(other)), "generation",
+                 "generation 5 already holds other content");
+  model::DesiredState relabelled = held;
+  relabelled.version = "v5b";
+  expect_aborted(Submit(false, model::DesiredStateToJson(relabelled)), "generation",
+                 "generation 5 already holds other content");
+  expect_aborted(Submit(true, R"({"generation": 5, "upsert": {"maps": [{"name": "/m",
+                     "entries": [{"key": "a", "value": "changed"}]}]}})"),
+                 "generation", "generation 5 already holds other content");
+  expect_aborted(Submit(true, R"({"generation": 5, "version": "v5b"})"), "generation",
+                 "generation 5 already holds other content");
+
+  // PATCH baseGeneration must be the generation held.
+  expect_aborted(Submit(true, R"({"baseGeneration": 4, "generation": 6})"), "baseGeneration",
+                 "baseGeneration 4 is not the generation hawk holds: the current 5");
+  expect_aborted(Submit(true, R"({"baseGeneration": "6"})"), "baseGeneration",
+                 "baseGeneration 6 is not the generation hawk holds: the current 5");
+  absl::StatusOr<uint64_t> ok = PatchAndWait(R"({"baseGeneration": 5, "generation": 6,
+      "upsert": {"maps": [{"name": "/m", "entries": [{"key": "a", "value": "6"}]}]}})");
+  ASSERT_TRUE(ok.ok()) << ok.status();
+  EXPECT_EQ(Current().generation, 6);
+  // Without a generation, the one held stays.
+  ASSERT_TRUE(PatchAndWait(R"({"upsert": {"maps": [{"name": "/m", "entries": [
+      {"key": "a", "value": "7"}]}]}})")
+                  .ok());
+  EXPECT_EQ(Current().generation, 6);
+  EXPECT_EQ(Current().FindMap("/m")->Find("a"), absl::string_view("7"));
+  // Higher: accepted.
+  model::DesiredState newer = other;
+  newer.generation = 9;
+  ASSERT_TRUE(PutAndWait(model::DesiredStateToJson(newer)).ok());
+  EXPECT_EQ(Current(), newer);
+}
+
+TEST_F(StateServiceTest, BaseGenerationWhenNoneIsHeld) {
+  ASSERT_TRUE(PutAndWait(R"({"version": "v1"})").ok());  // no generation
+  Call call = Submit(true, R"({"baseGeneration": 1, "generation": 2})");
+  ASSERT_FALSE(call.immediate.ok());
+  EXPECT_TRUE(absl::IsAborted(call.immediate)) << call.immediate;
+  EXPECT_EQ(base::FieldOf(call.immediate), "baseGeneration");
+  EXPECT_EQ(base::CurrentGenerationOf(call.immediate), "");  // present, empty: none held
+  EXPECT_THAT(std::string(call.immediate.message()), HasSubstr("none (hawk holds no generation)"));
+  // Any generation goes when none is held.
+  ASSERT_TRUE(PatchAndWait(R"({"generation": 0})").ok());
+  EXPECT_EQ(Current().generation, 0);
+}
+
+// The issue's test: a one-server change in an ingress-scale state costs one journal record of
+// O(1) bytes, not a rewrite of the state.
+TEST_F(StateServiceTest, OneServerPatchInALargeStateWritesOneSmallRecord) {
+  std::string body = R"({"version": "big", "generation": 1, "backends": [)";
+  for (int b = 0; b < 100; ++b) {
+    absl::StrAppend(&body, b ? "," : "", R"({"name": "be)", b, R"(", "servers": [)");
+    for (int s = 0; s < 100; ++s) {
+      absl::StrAppend(&body, s ? "," : "", R"({"name": "srv)", s, R"(", "address": "10.)", b, ".0.",
+                      s + 1, R"(", "port": 8080, "weight": 100})");
+    }
+    body += "]}";
+  }
+  body += R"(], "maps": [{"name": "/etc/haproxy/hosts.map", "entries": [)";
+  for (int i = 0; i < 100000; ++i) {
+    absl::StrAppend(&body, i ? "," : "", R"({"key": "host-)", i, R"(.example.com", "value": "be)",
+                    i % 100, R"("})");
+  }
+  body += "]}]}";
+  ASSERT_TRUE(PutAndWait(body).ok());
+  ASSERT_EQ(Current().server_count(), 10000u);
+  ASSERT_EQ(Current().map_entry_count(), 100000u);
+  const store::JournalStats before = journal_stats();
+  const uint64_t file_bytes = fs::file_size(dir_ + "/journal-1.log");
+
+  absl::StatusOr<uint64_t> seq = PatchAndWait(R"({"generation": 2, "upsert": {"backends": [
+      {"name": "be42", "servers": [{"name": "srv7", "weight": 1}]}]}})");
+  ASSERT_TRUE(seq.ok()) << seq.status();
+  EXPECT_EQ(Current().FindServer("be42", "srv7")->weight, 1);
+  EXPECT_EQ(Current().FindServer("be42", "srv8")->weight, 100);
+  const store::JournalStats& after = journal_stats();
+  EXPECT_EQ(after.records, before.records + 1);
+  EXPECT_EQ(after.batches, before.batches + 1);
+  EXPECT_LT(after.bytes_written - before.bytes_written, 1024u);
+  EXPECT_LT(fs::file_size(dir_ + "/journal-1.log") - file_bytes, 1024u);
+  // No snapshot rewrite.
+  EXPECT_EQ(after.compactions, 0u);
+  EXPECT_EQ(after.snapshot_bytes_written, 0u);
+  EXPECT_FALSE(journal().compacting());
+  EXPECT_THAT(Snapshots(), IsEmpty());
+
+  // One map entry likewise.
+  const uint64_t bytes = after.bytes_written;
+  ASSERT_TRUE(PatchAndWait(R"({"upsert": {"maps": [{"name": "/etc/haproxy/hosts.map",
+      "entries": [{"key": "host-5.example.com", "value": "be99"}]}]}})")
+                  .ok());
+  EXPECT_LT(journal_stats().bytes_written - bytes, 1024u);
+  EXPECT_EQ(journal_stats().compactions, 0u);
+  EXPECT_EQ(Current().FindMap("/etc/haproxy/hosts.map")->Find("host-5.example.com"),
+            absl::string_view("be99"));
+
+  // And it survives a restart exactly.
+  model::DesiredState acknowledged = Current();
+  Start();
+  ASSERT_NE(service().current(), nullptr);
+  EXPECT_EQ(Current(), acknowledged);
+}
+
+TEST_F(StateServiceTest, AFailedJournalWriteUndoesTheChange) {
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  const model::DesiredState acknowledged = Current();
+  const uint64_t seq_before = hawk_->reconciler->latest_seq();
+  Call failed;
+  {
+    // The journal file may grow by 10 bytes: the record is cut short by EFBIG and truncated away.
+    ScopedFileSizeLimit limit(fs::file_size(dir_ + "/journal-1.log") + 10);
+    failed = Submit(true, R"({"generation": 6, "upsert": {"backends": [{"name": "be",
+        "servers": [{"name": "s1", "address": "10.9.9.9"}, {"name": "s4", "address": "::1"}]}],
+        "maps": [{"name": "/new.map", "entries": [{"key": "k", "value": "v"}]}]},
+        "remove": {"acls": [{"name": "/a"}]}})");
+    ASSERT_TRUE(failed.immediate.ok()) << failed.immediate;
+    EXPECT_EQ(Current().generation, 6);  // applied, not yet durable
+    ASSERT_TRUE(Run([&] { return failed.done->has_value(); }));
+  }
+  ASSERT_FALSE(failed.done->value().ok());
+  absl::Status status = failed.done->value().status();
+  EXPECT_TRUE(absl::IsOutOfRange(status) || absl::IsResourceExhausted(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("File too large"));
+  // GET returns the previous state; nothing was published.
+  EXPECT_EQ(Current(), acknowledged);
+  EXPECT_EQ(hawk_->reconciler->latest_seq(), seq_before);
+  EXPECT_EQ(service().stats().persist_failures, 1u);
+
+  // The journal is not broken: the next change goes through.
+  ASSERT_TRUE(PatchAndWait(R"({"generation": 6, "upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "z", "value": "26"}]}]}})")
+                  .ok());
+  model::DesiredState expected = acknowledged;
+  expected.generation = 6;
+  expected.maps["/m"].Set("z", "26");
+  EXPECT_EQ(Current(), expected);
+  // Reopening replays exactly what was acknowledged.
+  Start();
+  ASSERT_NE(service().current(), nullptr);
+  EXPECT_EQ(Current(), expected);
+}
+
+// A failed batch undoes every change in it, newest first; a first PUT that fails leaves hawk
+// holding no state at all.
+TEST_F(StateServiceTest, AFailedBatchUndoesAllOfItsChanges) {
+  {
+    ScopedFileSizeLimit limit(10);
+    Call put = Submit(false, std::string(kState));
+    Call patch1 = Submit(true, R"({"upsert": {"maps": [{"name": "/m", "entries": [
+        {"key": "a", "value": "p1"}, {"key": "new", "value": "p1"}]}]}})");
+    Call patch2 = Submit(true, R"({"generation": 7, "remove": {"backends": [{"name": "be"}]},
+        "upsert": {"maps": [{"name": "/m", "entries": [{"key": "a", "value": "p2"}]}]}})");
+    ASSERT_TRUE(put.immediate.ok() && patch1.immediate.ok() && patch2.immediate.ok());
+    EXPECT_EQ(Current().generation, 7);
+    EXPECT_EQ(Current().FindMap("/m")->Find("a"), absl::string_view("p2"));
+    ASSERT_TRUE(Run([&] {
+      return put.done->has_value() && patch1.done->has_value() && patch2.done->has_value();
+    }));
+    for (const Call* call : {&put, &patch1, &patch2}) {
+      EXPECT_TRUE(absl::IsOutOfRange(call->done->value().status())) << call->done->value().status();
+    }
+  }
+  EXPECT_EQ(service().current(), nullptr);
+  EXPECT_EQ(hawk_->reconciler->desired(), nullptr);
+  EXPECT_EQ(journal_stats().failed_batches, 1u);
+  EXPECT_EQ(journal_stats().fdatasyncs, 0u);
+  Start();
+  EXPECT_EQ(service().current(), nullptr);
+  // And then it works.
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  EXPECT_EQ(Current(), Parse(kState));
+}
+
+TEST_F(StateServiceTest, ENospcUndoesTheChange) {
+  if (!MountTmpfs(root_ + "/small", "128k")) GTEST_SKIP() << "cannot mount a tmpfs here";
+  dir_ = root_ + "/small/state";
+  Start();
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  model::DesiredState acknowledged = Current();
+  absl::Status failure;
+  for (int i = 0; i < 100 && failure.ok(); ++i) {
+    std::string body = R"({"upsert": {"maps": [{"name": "/m", "entries": [)";
+    for (int j = 0; j < 40; ++j) {
+      absl::StrAppend(&body, j ? "," : "", R"({"key": "k)", i, "-", j, R"(", "value": ")",
+                      std::string(100, 'v'), R"("})");
+    }
+    body += "]}]}}";
+    absl::StatusOr<uint64_t> seq = PatchAndWait(body);
+    if (seq.ok()) {
+      acknowledged = Current();
+    } else {
+      failure = seq.status();
+    }
+  }
+  ASSERT_FALSE(failure.ok()) << "128 KiB never filled up";
+  EXPECT_TRUE(absl::IsResourceExhausted(failure)) << failure;
+  EXPECT_THAT(std::string(failure.message()), HasSubstr("No space left on device"));
+  EXPECT_EQ(Current(), acknowledged);
+  Start();
+  ASSERT_NE(service().current(), nullptr);
+  EXPECT_EQ(Current(), acknowledged);
+}
+
+TEST_F(StateServiceTest, GroupCommitOneFdatasyncForAnIteration) {
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  const store::JournalStats before = journal_stats();
+  std::vector<Call> calls;
+  for (int i = 0; i < 5; ++i) {
+    calls.push_back(
+        Submit(true, absl::StrCat(R"({"generation": )", 6 + i,
+                                  R"(, "upsert": {"maps": [{"name": "/m", "entries": [)",
+                                  R"({"key": "k)", i, R"(", "value": "v"}]}]}})")));
+    ASSERT_TRUE(calls.back().immediate.ok()) << calls.back().immediate;
+  }
+  EXPECT_FALSE(calls[0].done->has_value());  // durable later, from the loop
+  ASSERT_TRUE(Run([&] {
+    for (const Call& c : calls) {
+      if (!c.done->has_value()) return false;
+    }
+    return true;
+  }));
+  uint64_t previous = 0;
+  for (const Call& c : calls) {
+    ASSERT_TRUE(c.done->value().ok()) << c.done->value().status();
+    EXPECT_GT(c.done->value().value(), previous);  // published in order
+    previous = c.done->value().value();
+  }
+  const store::JournalStats& after = journal_stats();
+  EXPECT_EQ(after.fdatasyncs, before.fdatasyncs + 1);
+  EXPECT_EQ(after.batches, before.batches + 1);
+  EXPECT_EQ(after.records, before.records + 5);
+  EXPECT_EQ(Current().generation, 10);
+  EXPECT_EQ(Current().FindMap("/m")->size(), 7u);
+  model::DesiredState acknowledged = Current();
+  Start();
+  EXPECT_EQ(Current(), acknowledged);
+}
+
+TEST_F(StateServiceTest, ACorruptRecordIsDataLoss) {
+  hawk_.reset();
+  {
+    absl::StatusOr<std::unique_ptr<store::Journal>> journal = [&] {
+      store::JournalOptions options;
+      options.dir = dir_;
+      return store::Journal::Open(loop_.get(), options);
+    }();
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    ASSERT_TRUE((*journal)->Load().ok());
+    bool done = false;
+    (*journal)->Append(R"({"backends":[{"name":"be;reload"}]})", [&](absl::Status s) {
+      EXPECT_TRUE(s.ok()) << s;
+      done = true;
+    });
+    ASSERT_TRUE(Run([&] { return done; }));
+  }
+  hawk_ = std::make_unique<Hawk>();
+  hawk_->client = std::make_unique<cli::MasterClient>(loop_.get(), cli::MasterClientOptions{});
+  hawk_->registry = std::make_unique<registry::WorkerRegistry>(
+      loop_.get(), hawk_->client.get(), registry::RegistryOptions{}, [] { return absl::Now(); });
+  hawk_->reconciler = std::make_unique<reconcile::Reconciler>(
+      loop_.get(), hawk_->client.get(), hawk_->registry.get(), &hawk_->desired,
+      reconcile::ReconcilerOptions{}, [] { return absl::Now(); });
+  store::JournalOptions options;
+  options.dir = dir_;
+  hawk_->journal = *store::Journal::Open(loop_.get(), options);
+  hawk_->service = std::make_unique<StateService>(loop_.get(), hawk_->journal.get(),
+                                                  hawk_->reconciler.get(), &hawk_->desired);
+  absl::Status loaded = hawk_->service->Load();
+  EXPECT_TRUE(absl::IsDataLoss(loaded)) << loaded;
+  EXPECT_THAT(std::string(loaded.message()), HasSubstr("desired-state journal record 1"));
+  EXPECT_THAT(std::string(loaded.message()), HasSubstr("backends[0].name"));
+}
+
+}  // namespace
+}  // namespace hawk::api
