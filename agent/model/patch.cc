@@ -157,8 +157,16 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
       RETURN_IF_ERROR(json::AsObject(item, at, &item_obj));
       std::string name;
       bool has_list = false;
+      bool whole = false;
       StringTable keys;
       auto member = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+        if (key == "whole") {
+          RETURN_IF_ERROR(json::AsBool(v, field, &whole));
+          if (whole && has_list) {
+            return json::Error(field, absl::StrCat("cannot be combined with ", json::View(inner)));
+          }
+          return absl::OkStatus();
+        }
         if (key == "name") {
           absl::string_view text;
           RETURN_IF_ERROR(json::AsString(v, field, &text));
@@ -168,16 +176,19 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
           return absl::OkStatus();
         }
         has_list = true;
+        if (whole) {
+          return json::Error(field, "cannot be combined with whole: true");
+        }
         size_t max = backends ? kMaxServersPerBackend : acl ? kMaxAclPatterns : kMaxMapEntries;
         return ParseRemovedNames(v, field, max, json::View(inner), backends, &keys);
       };
-      RETURN_IF_ERROR(json::ForEachMember(item_obj, at, {"name", inner}, member));
+      RETURN_IF_ERROR(json::ForEachMember(item_obj, at, {"name", inner, "whole"}, member));
       if (name.empty()) return json::Error(at.Field("name"), "required");
       // Conflicts with the upsert.
       if (backends) {
         auto up = patch->upsert.backends.find(name);
         if (up != patch->upsert.backends.end()) {
-          if (!has_list) return Conflict(at, absl::StrCat("backend ", name));
+          if (whole) return Conflict(at, absl::StrCat("backend ", name));
           absl::Status conflict;
           keys.ForEach([&](absl::string_view server, absl::string_view) {
             if (conflict.ok() && up->second.servers.contains(server)) {
@@ -187,7 +198,7 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
           RETURN_IF_ERROR(conflict);
         }
         StatePatch::BackendRemoval& removal = patch->remove_backends[name];
-        removal.whole = !has_list;
+        removal.whole = whole;
         keys.ForEach([&](absl::string_view server, absl::string_view) {
           removal.servers.emplace_back(server);
         });
@@ -195,7 +206,7 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
         const auto& upserted = acl ? patch->upsert.acls : patch->upsert.maps;
         auto up = upserted.find(name);
         if (up != upserted.end()) {
-          if (!has_list) return Conflict(at, absl::StrCat(acl ? "ACL " : "map ", name));
+          if (whole) return Conflict(at, absl::StrCat(acl ? "ACL " : "map ", name));
           absl::Status conflict;
           keys.ForEach([&](absl::string_view key, absl::string_view) {
             if (conflict.ok() && up->second.Contains(key)) {
@@ -206,7 +217,7 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
           RETURN_IF_ERROR(conflict);
         }
         StatePatch::TableRemoval& removal = (acl ? patch->remove_acls : patch->remove_maps)[name];
-        removal.whole = !has_list;
+        removal.whole = whole;
         removal.keys = std::move(keys);
       }
       ++i;

@@ -17,8 +17,10 @@
 // are set by key, ACL patterns added; a backend, map or ACL not managed yet becomes managed (a
 // map or ACL then holds exactly what is upserted: hawk replaces its content on every worker).
 // `remove` names what leaves the desired state: servers hawk stops managing (they stay as they
-// are), map entries and ACL patterns to delete; a backend, map or ACL named without a list
-// leaves management whole. Removing what is not there is a no-op (retries are safe). An object
+// are), map entries and ACL patterns to delete; a backend, map or ACL named with `"whole": true`
+// (and no list) leaves management whole. A missing or empty list removes nothing: proto3 printers
+// omit empty lists, which must never mean "everything". Removing what is not there is a no-op
+// (retries are safe). An object
 // may not be both upserted and removed. A field of a server cannot be unmanaged by a PATCH (use
 // PUT). `version` and `generation` are optional: absent, the held ones stay.
 //
@@ -48,11 +50,11 @@ struct StatePatch {
   // Servers may be partial: an empty address means "not given".
   DesiredState upsert;
   struct BackendRemoval {
-    bool whole = false;                // named without `servers`: the backend leaves management
+    bool whole = false;                // "whole": true: the backend leaves management
     std::vector<std::string> servers;  // servers hawk stops managing
   };
   struct TableRemoval {
-    bool whole = false;  // named without `keys`/`patterns`: the map or ACL leaves management
+    bool whole = false;  // "whole": true: the map or ACL leaves management
     StringTable keys;    // keys or patterns to delete (values "")
   };
   absl::flat_hash_map<std::string, BackendRemoval> remove_backends;

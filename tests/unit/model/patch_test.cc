@@ -187,24 +187,24 @@ std::vector<ErrorCase> ErrorCases() {
 
       // Upserted and removed: refused, whatever the member order.
       {"backend both",
-       R"({"upsert": {"backends": [{"name": "be"}]}, "remove": {"backends": [{"name": "be"}]}})",
+       R"({"upsert": {"backends": [{"name": "be"}]}, "remove": {"backends": [{"name": "be", "whole": true}]}})",
        "remove.backends[0]", "backend be " + kConflict},
       {"backend both, remove first",
-       R"({"remove": {"backends": [{"name": "other"}, {"name": "be"}]}, "upsert": {"backends": [{"name": "be"}]}})",
+       R"({"remove": {"backends": [{"name": "other"}, {"name": "be", "whole": true}]}, "upsert": {"backends": [{"name": "be"}]}})",
        "remove.backends[1]", "backend be " + kConflict},
       {"server both",
        R"({"upsert": {"backends": [{"name": "be", "servers": [{"name": "s1", "weight": 5}]}]},)"
        R"("remove": {"backends": [{"name": "be", "servers": ["s2", "s1"]}]}})",
        "remove.backends[0].servers", "server be/s1 " + kConflict},
       {"map both",
-       R"({"upsert": {"maps": [{"name": "/m"}]}, "remove": {"maps": [{"name": "/m"}]}})",
+       R"({"upsert": {"maps": [{"name": "/m"}]}, "remove": {"maps": [{"name": "/m", "whole": true}]}})",
        "remove.maps[0]", "map /m " + kConflict},
       {"key both",
        R"({"upsert": {"maps": [{"name": "/m", "entries": [{"key": "a b", "value": "9"}]}]},)"
        R"("remove": {"maps": [{"name": "/m", "keys": ["c", "a b"]}]}})",
        "remove.maps[0].keys", R"(key "a b" )" + kConflict},
       {"acl both",
-       R"({"upsert": {"acls": [{"name": "/a"}]}, "remove": {"acls": [{"name": "/a"}]}})",
+       R"({"upsert": {"acls": [{"name": "/a"}]}, "remove": {"acls": [{"name": "/a", "whole": true}]}})",
        "remove.acls[0]", "ACL /a " + kConflict},
       {"pattern both",
        R"({"upsert": {"acls": [{"name": "/a", "patterns": ["p"]}]},)"
@@ -467,8 +467,8 @@ TEST(PatchTest, RemovingWhatIsNotThereIsANoOp) {
 TEST(PatchTest, RemovesWholeObjects) {
   DesiredState held = Held();
   absl::StatusOr<StatePatch> patch = ParseStatePatch(
-      R"({"remove": {"backends": [{"name": "be"}], "maps": [{"name": "/m"}],
-                     "acls": [{"name": "/a"}]}})",
+      R"({"remove": {"backends": [{"name": "be", "whole": true}], "maps": [{"name": "/m", "whole": true}],
+                     "acls": [{"name": "/a", "whole": true}]}})",
       held);
   ASSERT_TRUE(patch.ok()) << patch.status();
   EXPECT_TRUE(patch->remove_backends.at("be").whole);
@@ -488,9 +488,19 @@ TEST(PatchTest, RemovesWholeObjects) {
   for (const ServerChange& c : applied.summary.servers) EXPECT_FALSE(c.managed_after);
   ASSERT_EQ(applied.summary.maps.size(), 1u);
   EXPECT_TRUE(applied.summary.maps[0].dropped);
-  Patched(R"({"remove": {"backends": [{"name": "be"}], "maps": [{"name": "/m"}]}})");
+  Patched(
+      R"({"remove": {"backends": [{"name": "be", "whole": true}], "maps": [{"name": "/m", "whole": true}]}})");
 
-  // An empty list removes nothing: the object stays managed.
+  // Named without a list, or with an empty one, removes nothing: proto3 printers omit empty
+  // lists, and that must never mean "everything".
+  EXPECT_EQ(Patched(R"({"remove": {"backends": [{"name": "be"}], "maps": [{"name": "/m"}]}})"),
+            held);
+  // whole with a list is refused.
+  EXPECT_EQ(ParseStatePatch(
+                R"({"remove": {"maps": [{"name": "/m", "whole": true, "keys": ["a"]}]}})", held)
+                .status()
+                .code(),
+            absl::StatusCode::kInvalidArgument);
   absl::StatusOr<StatePatch> empty_lists = ParseStatePatch(
       R"({"remove": {"backends": [{"name": "be", "servers": []}], "maps": [{"name": "/m", "keys": []}]}})",
       held);
