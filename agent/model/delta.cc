@@ -58,6 +58,9 @@ void ApplyBackend(const BackendDelta& delta, DesiredState* state, Undo* undo,
     summary->backends_dropped.push_back(delta.name);
     return;
   }
+  bool only_removals = std::all_of(delta.servers.begin(), delta.servers.end(),
+                                   [](const auto& entry) { return !entry.second.has_value(); });
+  if (!delta.create && only_removals && !state->backends.contains(delta.name)) return;
   auto [it, inserted] = state->backends.try_emplace(delta.name);
   if (inserted) {
     Undo::Step step;
@@ -116,6 +119,8 @@ void ApplyTable(const TableDelta& delta, bool acl, Tables* tables, Undo* undo,
     changes->push_back(std::move(change));
     return;
   }
+  // Deleting entries of a table that is not held changes nothing (it does not become managed).
+  if (!delta.create && delta.set.empty() && !tables->contains(delta.name)) return;
   auto [it, inserted] = tables->try_emplace(delta.name);
   StringTable& table = it->second;
   TableChange change;

@@ -163,7 +163,14 @@ absl::Status ParseTable(element value, const Path& path, bool acl, TableDelta* o
   RETURN_IF_ERROR(
       json::ForEachMember(obj, path, {"name", "create", "drop", "set", "erase"}, handle));
   if (out->name.empty()) return json::Error(path.Field("name"), "required");
-  return absl::OkStatus();
+  absl::Status both;
+  out->erase.ForEach([&](absl::string_view key, absl::string_view) {
+    if (both.ok() && out->set.Contains(key)) {
+      both = json::Error(path.Field("erase"),
+                         absl::StrCat("key ", json::Quote(key), " is also in set"));
+    }
+  });
+  return both;
 }
 
 template <typename T, typename ParseFn>

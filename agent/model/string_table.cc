@@ -74,6 +74,15 @@ uint32_t StringTable::Append(absl::string_view key, absl::string_view value) {
 }
 
 absl::optional<std::string> StringTable::Set(absl::string_view key, absl::string_view value) {
+  // Views into this table's own arena would dangle once Append reallocates it: copy them first.
+  auto inside = [this](absl::string_view v) {
+    const char* begin = arena_->data();
+    return v.data() >= begin && v.data() < begin + arena_->size();
+  };
+  if (inside(key) || inside(value)) {
+    std::string key_copy(key), value_copy(value);
+    return Set(key_copy, value_copy);
+  }
   auto it = index_.find(key);
   if (it == index_.end()) {
     index_.insert(Append(key, value));
