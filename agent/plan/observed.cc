@@ -79,9 +79,18 @@ absl::StatusOr<ObservedTable> TableFromReply(absl::string_view what, absl::strin
 
 absl::StatusOr<ObservedTable> MapFromReply(absl::string_view reply) {
   return TableFromReply("show map", reply, [reply](ObservedTable* table) {
-    return parse::ForEachMapEntry(
+    absl::Status status = parse::ForEachMapEntry(
         reply, [table](absl::string_view, absl::string_view key, absl::string_view value) {
           if (table->entries.Set(key, value).has_value()) table->duplicates = true;
+          if (value.find_first_of(" \t") != absl::string_view::npos) table->ambiguous = true;
+        });
+    if (!status.ok() || !table->ambiguous) return status;
+    // The split at the first space may be wrong somewhere: read the lines whole.
+    table->duplicates = false;
+    return parse::ForEachMapEntry(
+        reply, [table](absl::string_view, absl::string_view key, absl::string_view value) {
+          std::string line = absl::StrCat(key, " ", value);
+          if (table->lines.Set(line, "").has_value()) table->duplicates = true;
         });
   });
 }

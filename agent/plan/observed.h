@@ -35,13 +35,16 @@ struct ObservedBackend {
 
 // A map's or an ACL's entries. `show map` prints each entry as "%p %s %s" (pointer, key, value),
 // so a key holding a space cannot be told from a value holding one: {"a b" → "c"} and
-// {"a" → "b c"} both print "0x… a b c". Entries are stored split at the first space; the planner
-// compares them as joined lines whenever a desired key holds a space or a tab, and never plans a
-// per-entry command there (it replaces the whole map when the lines differ).
+// {"a" → "b c"} both print "0x… a b c". Entries are stored split at the first space; when any
+// line has more than one blank after its pointer (`ambiguous`), that split may be wrong, and the
+// lines are kept whole too: the planner then compares lines and replaces the whole map when they
+// differ, never planning a per-entry command from a guess.
 struct ObservedTable {
   bool present = true;         // false: this worker knows no map or ACL by that name
   model::StringTable entries;  // key → value (ACL: pattern → "")
-  bool duplicates = false;     // a key (or pattern) is listed more than once
+  bool duplicates = false;     // a key (or, when ambiguous, a whole line) is listed twice
+  bool ambiguous = false;      // a map line with several blanks: see above
+  model::StringTable lines;    // ambiguous: every line after its pointer ("key value" → "")
 
   friend bool operator==(const ObservedTable&, const ObservedTable&) = default;
 };

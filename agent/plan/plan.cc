@@ -319,6 +319,10 @@ bool TooManyForEntries(size_t changed, size_t table_size) {
   return static_cast<double>(changed) > limit;
 }
 
+// A key per-entry commands cannot name: `set|del map` and `del acl` read a first word that
+// starts with '#' as an entry reference (`#0x…`), whatever the escapes.
+bool IsReferenceLike(absl::string_view key) { return !key.empty() && key.front() == '#'; }
+
 bool HasBlankInKeys(const model::StringTable& table) {
   bool blank = false;
   table.ForEach([&blank](absl::string_view key, absl::string_view) {
@@ -327,18 +331,28 @@ bool HasBlankInKeys(const model::StringTable& table) {
   return blank;
 }
 
-// Whether `observed` holds exactly the lines "key value" of `desired`, compared as lines (see
-// ObservedTable for why a key with a space forces this).
-bool SameLines(const model::StringTable& desired, const model::StringTable& observed) {
-  if (desired.size() != observed.size()) return false;
-  absl::flat_hash_set<std::string> lines;
-  lines.reserve(observed.size());
-  observed.ForEach([&lines](absl::string_view k, absl::string_view v) {
-    lines.insert(absl::StrCat(k, " ", v));
+bool HasReferenceLikeKeys(const model::StringTable& table) {
+  bool found = false;
+  table.ForEach([&found](absl::string_view key, absl::string_view) {
+    if (IsReferenceLike(key)) found = true;
   });
+  return found;
+}
+
+// Whether the worker holds exactly the lines "key value" of `desired`, compared as lines (see
+// ObservedTable for why a key or value with a blank forces this). `have` must be ambiguous (its
+// lines kept) or hold no blank in its values.
+bool SameLines(const model::StringTable& desired, const ObservedTable& have) {
+  auto holds = [&have](absl::string_view k, absl::string_view v) {
+    if (have.ambiguous) return have.lines.Contains(absl::StrCat(k, " ", v));
+    absl::optional<absl::string_view> got = have.entries.Find(k);
+    return got.has_value() && *got == v;
+  };
+  size_t observed = have.ambiguous ? have.lines.size() : have.entries.size();
+  if (desired.size() != observed) return false;
   bool same = true;
   desired.ForEach([&](absl::string_view k, absl::string_view v) {
-    if (same && !lines.contains(absl::StrCat(k, " ", v))) same = false;
+    if (same && !holds(k, v)) same = false;
   });
   return same;
 }
@@ -356,8 +370,14 @@ void PlanObservedTable(bool acl, const std::string& name, const model::StringTab
     plan->actions.push_back(ReplaceTable(acl, name, want));
     return;
   }
-  if (!acl && HasBlankInKeys(want)) {
-    if (!SameLines(want, have->entries)) plan->actions.push_back(ReplaceTable(acl, name, want));
+  if (!acl && (have->ambiguous || HasBlankInKeys(want))) {
+    if (!SameLines(want, *have)) plan->actions.push_back(ReplaceTable(acl, name, want));
+    return;
+  }
+  if (HasReferenceLikeKeys(want) || HasReferenceLikeKeys(have->entries)) {
+    // Per-entry commands cannot name such keys: compare, and replace when they differ.
+    bool same = want == have->entries;
+    if (!same) plan->actions.push_back(ReplaceTable(acl, name, want));
     return;
   }
   std::vector<Action> entries;
@@ -394,13 +414,20 @@ void PlanPendingTable(bool acl, const std::string& name, const PendingTable& pen
   std::vector<std::string> absent = SortedKeys(pending.was_absent);
   keys.insert(keys.end(), absent.begin(), absent.end());
   std::sort(keys.begin(), keys.end());
+  if (std::any_of(keys.begin(), keys.end(),
+                  [](const std::string& k) { return IsReferenceLike(k); })) {
+    plan->actions.push_back(ReplaceTable(acl, name, *want));
+    return;
+  }
   for (const std::string& key : keys) {
     absl::optional<absl::string_view> now = want->Find(key);
     absl::optional<absl::string_view> before = pending.existed.Find(key);
     if (acl) {
-      if (now && !before) {
-        if (options.uncertain)
-          plan->actions.push_back(EntryAction(ActionKind::kDelAclPattern, name, key));
+      if (options.uncertain) {
+        // Whatever the cut run left: delete it (a no-op when absent) and add it back if wanted.
+        plan->actions.push_back(EntryAction(ActionKind::kDelAclPattern, name, key));
+        if (now) plan->actions.push_back(EntryAction(ActionKind::kAddAclPattern, name, key));
+      } else if (now && !before) {
         plan->actions.push_back(EntryAction(ActionKind::kAddAclPattern, name, key));
       } else if (!now && before) {
         plan->actions.push_back(EntryAction(ActionKind::kDelAclPattern, name, key));
@@ -504,8 +531,11 @@ Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pendi
     const model::ServerSpec* now = desired.FindServer(backend, name);
     if (now == nullptr) continue;  // no longer managed
     const PendingServer& change = pending.servers().at(*key);
-    bool failed_before = options.stale_servers != nullptr &&
-                         options.stale_servers->contains(ServerObject(backend, name));
+    // After a cut apply the worker may hold anything between the value before and the one sent:
+    // every managed field goes again.
+    bool failed_before =
+        options.uncertain || (options.stale_servers != nullptr &&
+                              options.stale_servers->contains(ServerObject(backend, name)));
     if (!change.before || failed_before) {
       if (options.servers_frozen) {
         // What the worker holds is unknown; every managed field is stale there.

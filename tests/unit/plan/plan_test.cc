@@ -58,7 +58,10 @@ ObservedServer Observed(std::string address, int port, int admin, int weight = 1
 }
 
 ObservedTable ObservedEntries(model::StringTable entries, bool duplicates = false) {
-  return ObservedTable{true, std::move(entries), duplicates};
+  ObservedTable table;
+  table.entries = std::move(entries);
+  table.duplicates = duplicates;
+  return table;
 }
 
 // One backend "be" holding one observed server "s".
@@ -315,7 +318,9 @@ TEST(PlanTest, MissingObjectsAreStale) {
   ObservedWorker worker;
   worker.backends["be_gone"] = ObservedBackend{false, {}};
   worker.backends["be"].servers["s"] = Observed("10.0.0.1", 80, 0);
-  worker.maps["/m_gone"] = ObservedTable{false, {}, false};
+  ObservedTable gone;
+  gone.present = false;
+  worker.maps["/m_gone"] = std::move(gone);
   model::DesiredState desired = Desired()
                                     .Server("be", "s", Spec("10.0.0.1"))
                                     .Server("be", "t", Spec("10.0.0.2"))
@@ -494,7 +499,8 @@ TEST(PlanTest, MapsComparedPerKey) {
   EXPECT_EQ(*plan.actions[0].content, Table({{"k", "v"}}));
   // The documented ambiguity: a key with a space prints like a value with one; such a map is
   // compared as lines, and replaced whole when they differ.
-  worker.maps["/m"] = ObservedEntries(Table({{"a", "b c"}}));
+  worker.maps["/m"] = *MapFromReply("0x55d0c1f2a010 a b c\n\n");
+  EXPECT_TRUE(worker.maps["/m"].ambiguous);
   EXPECT_TRUE(PlanWorker(Desired().Map("/m", {{"a b", "c"}}), worker, {}).empty());
   EXPECT_THAT(Kinds(PlanWorker(Desired().Map("/m", {{"a b", "d"}}), worker, {})),
               ElementsAre(ActionKind::kReplaceMap));

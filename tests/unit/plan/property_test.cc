@@ -282,6 +282,9 @@ ObservedWorker Reinserted(const ObservedWorker& observed) {
       std::vector<std::pair<absl::string_view, absl::string_view>> entries = table.entries.Sorted();
       for (auto it = entries.rbegin(); it != entries.rend(); ++it)
         out.entries.Set(it->first, it->second);
+      out.ambiguous = table.ambiguous;
+      std::vector<std::pair<absl::string_view, absl::string_view>> lines = table.lines.Sorted();
+      for (auto it = lines.rbegin(); it != lines.rend(); ++it) out.lines.Set(it->first, "");
     }
   }
   return copy;
