@@ -253,7 +253,8 @@ void Reconciler::Kick(WorkerState* worker) {
   run->taken = std::move(worker->pending);
   worker->pending = plan::PendingChanges();
   plan::PlanOptions options;
-  options.servers_frozen = worker->sync.frozen;
+  // A frozen worker's server actions are planned like any others: Apply reports each as refused
+  // (with the reply that froze the worker) and stale, without sending it.
   options.uncertain = worker->uncertain;
   absl::flat_hash_set<std::string> stale_servers = worker->stale.Servers();
   options.stale_servers = &stale_servers;
@@ -301,8 +302,7 @@ void Reconciler::OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandRes
     Fail(worker, std::string(observed.status().message()));
     return;
   }
-  plan::PlanOptions options;
-  options.servers_frozen = worker->sync.frozen;
+  plan::PlanOptions options;  // frozen servers: see Kick
   worker->uncertain = false;
   worker->stale.Clear();
   Apply(worker, plan::PlanWorker(*desired_, *observed, options));
