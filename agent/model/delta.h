@@ -93,8 +93,10 @@ struct ChangeSummary {
 };
 
 // A table change of more than this fraction of the table's size (and at least kReplaceMinKeys
-// keys) is planned as one replace transaction instead of per-entry commands. Measured (see
-// bench/RESULTS.md, "per-entry commands or one transaction").
+// keys) is planned as one replace transaction instead of per-entry commands. A transaction sends
+// the whole table (about 400 entries per 12 KiB `add map @ver` chunk) and swaps it atomically;
+// per-entry commands send only what changed. The crossover has not been measured yet (see
+// bench/RESULTS.md, "Scale"): these values favour per-entry commands up to 5 % of a table.
 inline constexpr double kReplaceAboveFraction = 0.05;
 inline constexpr size_t kReplaceMinKeys = 64;
 

@@ -20,9 +20,9 @@
 // are), map entries and ACL patterns to delete; a backend, map or ACL named with `"whole": true`
 // (and no list) leaves management whole. A missing or empty list removes nothing: proto3 printers
 // omit empty lists, which must never mean "everything". Removing what is not there is a no-op
-// (retries are safe). An object
-// may not be both upserted and removed. A field of a server cannot be unmanaged by a PATCH (use
-// PUT). `version` and `generation` are optional: absent, the held ones stay.
+// (retries are safe). An object may not be both upserted and removed. A field of a server cannot
+// be unmanaged by a PATCH (use PUT). `version` and `generation` are optional: absent, the held
+// ones stay.
 //
 // ParseStatePatch validates in full against the state held, before anything is applied: every
 // error names its field (`upsert.backends[0].servers[1].port`), and the state after the patch
