@@ -1,5 +1,7 @@
 #include "agent/reconcile/reconciler.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 #include <utility>
 
@@ -20,6 +22,8 @@ namespace {
 // within milliseconds, and the new worker must be seeded at once.
 constexpr uint64_t kFirstRetryMs = 5;
 constexpr uint64_t kMaxRetryMs = 1000;
+// Quiet time after the last full reconcile before its memory is given back (ScheduleTrim).
+constexpr uint64_t kTrimAfterFullRunMs = 1000;
 // Added to a batch's deadline per command it carries.
 constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 
@@ -94,7 +98,8 @@ Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
       desired_(desired),
       options_(options),
       wall_clock_(std::move(wall_clock)),
-      resync_timer_(loop) {}
+      resync_timer_(loop),
+      trim_timer_(loop) {}
 
 Reconciler::~Reconciler() { *alive_ = false; }
 
@@ -497,6 +502,7 @@ void Reconciler::Finish(WorkerState* worker) {
     worker->observe = true;
     worker->dirty = true;
   }
+  if (worker->run != nullptr && worker->run->full) ScheduleTrim();
   worker->run.reset();
   bool stale_servers = worker->stale.HasServers();
   if (!stale_servers) sync.sessions_on_stale_servers = 0;
@@ -509,6 +515,15 @@ void Reconciler::Finish(WorkerState* worker) {
   }
 }
 
+void Reconciler::ScheduleTrim() {
+  // A full reconcile at ingress scale allocates tens of megabytes (a `show map` reply of 100,000
+  // entries, the table parsed from it, the seed's commands) and frees them when it ends; main.cc
+  // keeps freed heap memory for speed, so without this a hawk that only seeded and observed
+  // (no PUT, whose service trims on its own) would hold it for good. Restarted by every full
+  // reconcile that ends, so a burst (a reload's seed, then a resync) trims once.
+  trim_timer_.Start(kTrimAfterFullRunMs, 0, [] { ::malloc_trim(0); });
+}
+
 void Reconciler::Fail(WorkerState* worker, std::string error) {
   base::LogDebug("reconcile worker ", worker->pid, ": ", error);
   worker->sync.error = std::move(error);
@@ -517,6 +532,7 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
     if (worker->run->full) {
       // Redo the whole reconcile (seed or observe): part of it may have run.
       worker->observe = true;
+      ScheduleTrim();
     } else {
       // Put back what this run carried, before what arrived since.
       plan::PendingChanges later = std::move(worker->pending);

@@ -164,6 +164,7 @@ class Reconciler {
                      std::string reply);
   void Finish(WorkerState* worker);
   void Fail(WorkerState* worker, std::string error);
+  void ScheduleTrim();
   void EndReconcile(WorkerState* worker);
   void RefreshSessions(WorkerState* worker);
   void OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
@@ -191,6 +192,9 @@ class Reconciler {
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;
   std::vector<std::unique_ptr<Waiter>> waiters_;
   uv::Timer resync_timer_;
+  // After a full reconcile (a seed or an observation: replies and commands of the whole state)
+  // gives its memory back to the system once no other is running; see ScheduleTrim.
+  uv::Timer trim_timer_;
   std::vector<std::function<void()>> listeners_;
   ReconcilerStats stats_;
   // Guards callbacks that outlive the reconciler (batches still in the client's queue).
