@@ -51,6 +51,7 @@
 #include <utility>
 #include <vector>
 
+#include "bench/bench_haproxy.h"
 #include "bench/stats.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
@@ -62,8 +63,13 @@
 
 namespace {
 
+using hawk::bench::Haproxy;
 using hawk::bench::Median;
 using hawk::bench::Ms;
+using hawk::bench::ParseHaproxy;
+using hawk::bench::PromptCli;
+using hawk::bench::ShellWord;
+using hawk::bench::VersionLine;
 using hawk::testing::Backend;
 using hawk::testing::ConnectUnix;
 using hawk::testing::HaproxyProcess;
@@ -380,62 +386,6 @@ class Api {
 };
 
 // ---------------------------------------------------------------------------------------------
-// The raw baseline's client: one master-CLI connection in prompt mode, kept open. A reply ends
-// at the master's prompt (`master`, optional `[…]` and `(…)`, then `> `).
-
-class PromptCli {
- public:
-  bool Open(const std::string& socket, std::string* error) {
-    fd_ = ConnectUnix(socket, Clock::now() + seconds(5), error);
-    if (!fd_.valid()) return false;
-    std::string ignored;
-    return Send("prompt\n", 1, &ignored, error);
-  }
-
-  // Writes `lines` and reads until `prompts` prompts have arrived; the bytes before the last.
-  bool Send(const std::string& lines, int prompts, std::string* reply, std::string* error) {
-    auto deadline = Clock::now() + seconds(5);
-    if (!WriteAll(fd_.get(), lines, deadline, error)) return false;
-    buffer_.clear();
-    size_t from = 0;
-    int seen = 0;
-    char chunk[4096];
-    while (seen < prompts) {
-      ssize_t n = ReadSome(fd_.get(), chunk, sizeof(chunk), deadline, error);
-      if (n <= 0) {
-        if (n == 0) *error = "master closed the connection";
-        return false;
-      }
-      buffer_.append(chunk, static_cast<size_t>(n));
-      for (size_t end; (end = PromptEnd(from)) != std::string::npos; from = end) ++seen;
-    }
-    *reply = buffer_;
-    return true;
-  }
-
- private:
-  // The end of the first complete prompt at or after `from`, or npos.
-  size_t PromptEnd(size_t from) const {
-    for (size_t at = buffer_.find("master", from); at != std::string::npos;
-         at = buffer_.find("master", at + 1)) {
-      size_t p = at + 6;
-      for (char open : {'[', '('}) {
-        char close = open == '[' ? ']' : ')';
-        if (p < buffer_.size() && buffer_[p] == open) {
-          size_t c = buffer_.find(close, p);
-          if (c == std::string::npos) return std::string::npos;
-          p = c + 1;
-        }
-      }
-      if (p + 2 <= buffer_.size() && buffer_.compare(p, 2, "> ") == 0) return p + 2;
-    }
-    return std::string::npos;
-  }
-
-  UniqueFd fd_;
-  std::string buffer_;
-};
-
 // ---------------------------------------------------------------------------------------------
 // Results.
 
@@ -465,12 +415,6 @@ struct CostRow {
   std::string verb;
   std::vector<double> lines, bytes, dir_bytes, cpu_ms, ms;
   int not_applied = 0;
-};
-
-struct Haproxy {
-  std::string label;
-  std::string binary;
-  std::string version_line;
 };
 
 struct Options {
@@ -1188,65 +1132,6 @@ void ScaleRun::Print() const {
 
 // ---------------------------------------------------------------------------------------------
 // Flags.
-
-std::vector<std::string> Split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-std::string VersionLine(const std::string& binary) {
-  std::string output;
-  std::string command = "'" + binary + "' -v 2>&1";
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[256];
-    if (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) output = buffer;
-    while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) {
-    }
-    ::pclose(pipe);
-  }
-  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
-  return output;
-}
-
-bool ParseHaproxy(const std::string& spec, const std::string& manifest_path,
-                  std::vector<Haproxy>* out) {
-  std::vector<Haproxy> manifest;
-  std::ifstream in(manifest_path);
-  for (std::string line; std::getline(in, line);) {
-    size_t space = line.find(' ');
-    if (space != std::string::npos && space > 0) {
-      manifest.push_back({line.substr(0, space), line.substr(space + 1), ""});
-    }
-  }
-  for (const std::string& entry : Split(spec, ',')) {
-    size_t eq = entry.find('=');
-    if (eq != std::string::npos) {
-      out->push_back({entry.substr(0, eq), entry.substr(eq + 1), ""});
-      continue;
-    }
-    auto it = std::find_if(manifest.begin(), manifest.end(),
-                           [&](const Haproxy& h) { return h.label == entry; });
-    if (it == manifest.end()) {
-      std::fprintf(stderr, "--haproxy: no version '%s' in the manifest %s\n", entry.c_str(),
-                   manifest_path.c_str());
-      return false;
-    }
-    out->push_back(*it);
-  }
-  return !out->empty();
-}
-
-std::string ShellWord(const std::string& arg) {
-  if (arg.find_first_of(" \t'\"$\\*?") == std::string::npos) return arg;
-  std::string quoted = "'";
-  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 }  // namespace
 
