@@ -31,7 +31,19 @@ constexpr uint64_t kVerdictPollMs = 5;
 constexpr uint64_t kBusyRetryMs = 100;
 // An external reload whose new worker does not show up within this long is recorded as such.
 constexpr uint64_t kExternalVerdictMs = 60000;
+// A configuration file that does not exist yet is created with this mode.
 constexpr mode_t kConfigMode = 0644;
+
+// Writes `path` (the configuration itself, its `.previous`, the candidate under `haproxy -c`, a
+// restore) with the mode, owner and group `config_path` has now: a 0640 haproxy.cfg that holds
+// userlist passwords or stats credentials must not become world-readable, nor change group.
+absl::Status WriteLikeConfig(const std::string& config_path, const std::string& path,
+                             absl::string_view contents, absl::string_view what) {
+  absl::StatusOr<store::FileOwnership> ownership = store::OwnershipOf(config_path, what);
+  if (ownership.ok()) return store::WriteFileAtomically(path, contents, *ownership, what);
+  if (!absl::IsNotFound(ownership.status())) return ownership.status();
+  return store::WriteFileAtomically(path, contents, kConfigMode, what);
+}
 
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
@@ -206,8 +218,8 @@ void Reloader::Check() {
   if (round_->config.has_value()) {
     // Checked under another name first: a rejected configuration never replaces the file.
     round_->candidate_path = absl::StrCat(options_.config_path, ".hawk-candidate");
-    absl::Status written = store::WriteFileAtomically(round_->candidate_path, *round_->config,
-                                                      kConfigMode, "write the configuration");
+    absl::Status written = WriteLikeConfig(options_.config_path, round_->candidate_path,
+                                           *round_->config, "write the configuration");
     if (!written.ok()) {
       Finish(ReloadResult::kFailed, absl::InternalError(written.message()));
       return;
@@ -258,8 +270,8 @@ void Reloader::WriteConfig() {
   absl::StatusOr<std::string> previous =
       store::ReadFileBounded(path, kMaxConfigBytes, "read the previous configuration");
   if (previous.ok()) {
-    absl::Status kept = store::WriteFileAtomically(absl::StrCat(path, ".previous"), *previous,
-                                                   kConfigMode, "keep the previous configuration");
+    absl::Status kept = WriteLikeConfig(path, absl::StrCat(path, ".previous"), *previous,
+                                        "keep the previous configuration");
     if (!kept.ok()) {
       Finish(ReloadResult::kFailed, absl::InternalError(kept.message()));
       return;
@@ -269,8 +281,7 @@ void Reloader::WriteConfig() {
     Finish(ReloadResult::kFailed, absl::InternalError(previous.status().message()));
     return;
   }
-  absl::Status written =
-      store::WriteFileAtomically(path, *round_->config, kConfigMode, "write the configuration");
+  absl::Status written = WriteLikeConfig(path, path, *round_->config, "write the configuration");
   if (!written.ok()) {
     Finish(ReloadResult::kFailed, absl::InternalError(written.message()));
     return;
@@ -458,8 +469,8 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
   if (restore) {
     absl::Status restored =
         round->previous_config.has_value()
-            ? store::WriteFileAtomically(options_.config_path, *round->previous_config, kConfigMode,
-                                         "restore the previous configuration")
+            ? WriteLikeConfig(options_.config_path, options_.config_path, *round->previous_config,
+                              "restore the previous configuration")
             : (::unlink(options_.config_path.c_str()) == 0
                    ? absl::OkStatus()
                    : absl::ErrnoToStatus(errno, absl::StrCat("remove ", options_.config_path)));

@@ -59,10 +59,31 @@ std::string DirectoryOf(const std::string& path) {
   return path.substr(0, slash);
 }
 
+absl::Status WriteAtomically(const std::string& path, absl::string_view contents, mode_t mode,
+                             const FileOwnership* ownership, absl::string_view what);
+
 }  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, mode_t mode,
                                  absl::string_view what) {
+  return WriteAtomically(path, contents, mode, nullptr, what);
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
+                                 const FileOwnership& ownership, absl::string_view what) {
+  return WriteAtomically(path, contents, ownership.mode, &ownership, what);
+}
+
+absl::StatusOr<FileOwnership> OwnershipOf(const std::string& path, absl::string_view what) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError(errno, what, "stat", path);
+  return FileOwnership{static_cast<mode_t>(st.st_mode & 07777), st.st_uid, st.st_gid};
+}
+
+namespace {
+
+absl::Status WriteAtomically(const std::string& path, absl::string_view contents, mode_t mode,
+                             const FileOwnership* ownership, absl::string_view what) {
   std::string temp = absl::StrCat(path, kTempSuffix, ::getpid());
   // O_NOFOLLOW: never write through a symlink planted at the temporary name. A directory there
   // fails with EISDIR and is left alone: it is not ours to remove.
@@ -73,6 +94,15 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     ::unlink(temp.c_str());
     return ErrnoError(err, what, operation, target);
   };
+  if (ownership != nullptr) {
+    // Before the chmod: a chown may clear set-id bits. Only root may give a file away; anyone
+    // may set a group they belong to.
+    uid_t euid = ::geteuid();
+    uid_t uid = euid == 0 || ownership->uid == euid ? ownership->uid : static_cast<uid_t>(-1);
+    if (::fchown(fd.get(), uid, ownership->gid) != 0) {
+      return fail(errno, absl::StrCat("keep group ", ownership->gid, " of ", path, " on"), temp);
+    }
+  }
   // open() applies the umask; the caller's mode is what the file must have.
   if (::fchmod(fd.get(), mode) != 0) return fail(errno, "chmod", temp);
   if (int err = WriteAll(fd.get(), contents); err != 0) return fail(err, "write", temp);
@@ -88,6 +118,8 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
   if (::fsync(dir_fd.get()) != 0) return ErrnoError(errno, what, "fsync directory", dir);
   return absl::OkStatus();
 }
+
+}  // namespace
 
 absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes,
                                             absl::string_view what) {

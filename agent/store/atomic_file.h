@@ -28,6 +28,23 @@ inline constexpr absl::string_view kTempSuffix = ".tmp-";
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, mode_t mode,
                                  absl::string_view what);
 
+// What a file that hawk replaces must keep: its permission bits, owner and group.
+struct FileOwnership {
+  mode_t mode = 0;  // permission bits (07777)
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// The ownership of the file at `path` (following links, as HAProxy does when it reads it).
+// NotFound when there is none. Errors name `what` and the path.
+absl::StatusOr<FileOwnership> OwnershipOf(const std::string& path, absl::string_view what);
+
+// As above, and the new file gets `ownership`: its group (or the write fails, naming the group:
+// a 0640 file must not become readable by another group), its owner when this process may give
+// it (root, or its own), and then its mode.
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents,
+                                 const FileOwnership& ownership, absl::string_view what);
+
 // The whole regular file at `path`. NotFound when it does not exist; FailedPrecondition when it
 // is not a regular file; DataLoss when it holds more than `max_bytes`; other errno codes as they
 // come. Errors name `what` and the path.

@@ -2,6 +2,8 @@
 // master-worker mode. HAProxy's state is checked through the master CLI from the test itself.
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -155,6 +157,42 @@ TEST_F(ReloadTest, AGoodConfigSucceedsWithTheNewWorkerPid) {
   HttpResult again = hawk_->Post("/v1/reload", "");
   ASSERT_EQ(again.status, 200) << again.body;
   EXPECT_NE(ParseReloadResponse(again.body).new_worker_pid, v.new_worker_pid);
+}
+
+// Every file hawk writes from the configuration (the candidate under `haproxy -c`, `.previous`,
+// the new file, a restore) keeps the configuration's mode, owner and group: a 0640 haproxy.cfg
+// that holds passwords must not become world-readable.
+TEST_F(ReloadTest, TheConfigurationKeepsItsModeOwnerAndGroup) {
+  std::string original = BasicHaproxyConfig(frontend_port_, backend_a_->port());
+  StartHaproxy(original);
+  const std::string& path = haproxy_->config_path();
+  // Root (CI) gives the file to another owner and group; otherwise our own uid and gid.
+  uid_t uid = ::geteuid() == 0 ? 4321 : ::geteuid();
+  gid_t gid = ::geteuid() == 0 ? 8765 : ::getegid();
+  ASSERT_EQ(::chown(path.c_str(), uid, gid), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+  StartHawk();
+  auto expect_kept = [&](const std::string& file) {
+    struct stat st;
+    ASSERT_EQ(::stat(file.c_str(), &st), 0) << file;
+    EXPECT_EQ(st.st_mode & 07777, 0640u) << file;
+    EXPECT_EQ(st.st_uid, uid) << file;
+    EXPECT_EQ(st.st_gid, gid) << file;
+  };
+
+  std::string next = BasicHaproxyConfig(frontend_port_, backend_b_->port());
+  HttpResult r = hawk_->Post("/v1/reload", ConfigJson(next));
+  ASSERT_EQ(r.status, 200) << r.body << hawk_->LogTail();
+  EXPECT_EQ(ReadFile(path), next);
+  expect_kept(path);
+  expect_kept(path + ".previous");
+
+  // A configuration HAProxy refuses: hawk restores the previous one, still 0640.
+  HttpResult broken =
+      hawk_->Post("/v1/reload", ConfigJson(next + "backend be_broken\n    bogus-keyword 1\n"));
+  ASSERT_EQ(broken.status, 422) << broken.body;
+  EXPECT_EQ(ReadFile(path), next);
+  expect_kept(path);
 }
 
 TEST_F(ReloadTest, ABrokenConfigIs422AndTheOldWorkerKeepsServing) {

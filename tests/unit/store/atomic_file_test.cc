@@ -119,6 +119,38 @@ TEST_F(AtomicFileTest, ReplacesTheContentAndTheMode) {
   EXPECT_THAT(Files(), UnorderedElementsAre("haproxy.cfg"));
 }
 
+TEST_F(AtomicFileTest, KeepsTheModeOwnerAndGroupOfTheFileItReplaces) {
+  // A 0640 file of another owner and group (root may give it away; otherwise this process's own
+  // uid and a group it is in).
+  std::string path = root_ + "/haproxy.cfg";
+  WriteFile(path, "userlist admins\n  user a password $5$secret\n");
+  uid_t uid = ::geteuid() == 0 ? 4321 : ::geteuid();
+  gid_t gid = ::geteuid() == 0 ? 8765 : ::getegid();
+  ASSERT_EQ(::chown(path.c_str(), uid, gid), 0);
+  ASSERT_EQ(::chmod(path.c_str(), 0640), 0);
+
+  absl::StatusOr<FileOwnership> ownership = OwnershipOf(path, "test");
+  ASSERT_TRUE(ownership.ok()) << ownership.status();
+  EXPECT_EQ(ownership->mode, 0640u);
+  EXPECT_EQ(ownership->uid, uid);
+  EXPECT_EQ(ownership->gid, gid);
+  {
+    ScopedUmask mask(0);  // the umask must not widen it either
+    ASSERT_TRUE(WriteFileAtomically(path, "new\n", *ownership, "write configuration").ok());
+    ASSERT_TRUE(WriteFileAtomically(path + ".previous", "old\n", *ownership, "keep").ok());
+  }
+  for (const std::string& written : {path, path + ".previous"}) {
+    SCOPED_TRACE(written);
+    struct stat st;
+    ASSERT_EQ(::stat(written.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, 0640u);
+    EXPECT_EQ(st.st_uid, uid);
+    EXPECT_EQ(st.st_gid, gid);
+  }
+  EXPECT_EQ(ReadFile(path), "new\n");
+  EXPECT_TRUE(absl::IsNotFound(OwnershipOf(root_ + "/none", "test").status()));
+}
+
 TEST_F(AtomicFileTest, ReplacesTheLinkNotItsTarget) {
   std::string target = root_ + "/target";
   std::string link = root_ + "/link";
