@@ -122,6 +122,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
     phase_ = Phase::kStreaming;
     if (framing_.http10) framing_.keep_alive = false;  // no chunked encoding: the close ends it
     if (!Write(SerializeStreamHead(status, content_type, framing_))) return false;
+    if (framing_.head) {
+      // HEAD: the head is the whole response. Nothing will be streamed and nothing ends the
+      // stream later, so the exchange completes now (a keep-alive client's next request waits
+      // for it).
+      Complete();
+      return false;
+    }
     return CheckStreamBuffer();
   }
 

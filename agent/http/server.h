@@ -77,7 +77,8 @@ class Responder {
 
   // Streaming, for long-lived responses of unknown length (ndjson watch): the head now, then
   // chunks as they come, then EndStream(). Returns false if the connection is gone or the
-  // request was already answered.
+  // request was already answered, and for a HEAD request once its head is sent (the response is
+  // complete: stream nothing).
   bool StartStream(int status, absl::string_view content_type);
   // False once the connection is gone, including when this chunk took its unsent bytes past
   // ServerOptions::max_stream_buffer_bytes: a reader that slow is dropped.

@@ -610,6 +610,31 @@ TEST_F(ServerTest, HeadGetsHeadersOnly) {
   EXPECT_EQ(client->received(), expected);
 }
 
+// A HEAD request to a streaming endpoint gets the stream's head and is then complete: the
+// handler is told not to stream, and a keep-alive client's next request is served.
+TEST_F(ServerTest, HeadOfAStreamCompletesAndTheNextRequestIsServed) {
+  std::vector<Responder> kept;  // a handler that streams keeps its responder and never ends
+  bool streaming_started = false;
+  StartServer([&](const Request& request, Responder responder) {
+    if (request.path != "/watch") {
+      responder.Send(Text("after"));
+      return;
+    }
+    if (responder.StartStream(200, "application/x-ndjson")) {
+      streaming_started = true;
+      kept.push_back(responder);
+    }
+  });
+  Client* client = Connect();
+  client->Write("HEAD /watch HTTP/1.1\r\n\r\n" + Get("/next"));
+  ASSERT_TRUE(RunUntil([&] { return absl::StrContains(client->received(), "after"); }))
+      << client->received();
+  EXPECT_FALSE(streaming_started);
+  EXPECT_TRUE(absl::StartsWith(client->received(), "HTTP/1.1 200 OK\r\n"));
+  EXPECT_TRUE(absl::StrContains(client->received(), "Content-Type: application/x-ndjson\r\n"));
+  EXPECT_FALSE(client->ended());
+}
+
 TEST_F(ServerTest, ExpectContinueGets100BeforeTheBody) {
   StartServer(
       [](const Request& request, Responder responder) { responder.Send(Text(request.body)); });
