@@ -542,6 +542,12 @@ void MasterClient::OnEnd(Connection* conn, absl::Status status) {
   last_error_ = absl::UnavailableError(absl::StrCat("master CLI: ", why));
   base::LogDebug(last_error_.message());
   DropConnection(conn, /*closed_by_peer=*/was_established);
+  if (!was_established) {
+    // Accepted, then closed before the handshake finished (a master dropping sessions, or going
+    // away): a failed connect, retried with backoff and never at once (a tight connect loop).
+    ++stats_.connect_failures;
+    ScheduleReconnect();
+  }
   FinishBatch(std::move(finished));
 }
 

@@ -62,6 +62,9 @@ class ScriptedMaster {
       }
     }
   }
+  // The next `count` connections are closed when they send `prompt` (a master that accepts,
+  // then drops the session during the handshake).
+  void ClosePrompts(int count) { prompts_to_close_ = count; }
   int open() const { return open_; }
   int max_open() const { return max_open_; }
   int accepted() const { return accepted_; }
@@ -91,6 +94,12 @@ class ScriptedMaster {
             std::string line = raw->buffer.substr(0, nl);
             raw->buffer.erase(0, nl + 1);
             lines_.push_back(line);
+            if (line == "prompt" && prompts_to_close_ > 0) {
+              --prompts_to_close_;
+              --open_;
+              raw->stream->Close();
+              return;
+            }
             if (line == "prompt" && prompts_to_hold_ > 0) {
               --prompts_to_hold_;
               raw->prompt_held = true;
@@ -122,6 +131,7 @@ class ScriptedMaster {
   std::unique_ptr<uv::Listener> listener_;
   std::vector<std::unique_ptr<Conn>> conns_;
   int prompts_to_hold_ = 0;
+  int prompts_to_close_ = 0;
   int open_ = 0;
   int max_open_ = 0;
   int accepted_ = 0;
@@ -358,6 +368,27 @@ TEST_F(MasterClientTest, HandshakeThatNeverCompletesIsGivenUpAndRetried) {
   EXPECT_LE(master_->max_open(), 2);
   master_->ReleasePrompts();
   RunUntil([&] { return client_->reachable(); });
+}
+
+// A master that accepts and then closes during the prompt handshake is a failed connect: the
+// client retries with backoff (5 ms doubling to 250 ms), never in a tight loop.
+TEST_F(MasterClientTest, AHandshakeClosedByTheMasterIsRetriedWithBackoff) {
+  StartMaster(Answer);
+  master_->ClosePrompts(std::numeric_limits<int>::max());
+  Client();
+  bool window_over = false;
+  uv::Timer window(loop_.get());
+  window.Start(400, 0, [&] { window_over = true; });
+  RunUntil([&] { return window_over; });
+  // 5 + 10 + 20 + 40 + 80 + 160 ms: about 7 attempts fit in 400 ms (the loop without backoff
+  // made thousands).
+  EXPECT_GE(master_->accepted(), 3);
+  EXPECT_LE(master_->accepted(), 12);
+  EXPECT_FALSE(client_->reachable());
+  EXPECT_GE(client_->stats().connect_failures, 3u);
+  master_->ClosePrompts(0);
+  RunUntil([&] { return client_->reachable(); });
+  EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());
 }
 
 TEST_F(MasterClientTest, InvalidCommandIsRejectedBeforeSending) {
