@@ -7,6 +7,12 @@
 #include "agent/uv/stream.h"
 
 namespace hawk::uv {
+namespace {
+
+// How long the output pipes may stay open after the program exited.
+constexpr uint64_t kDrainAfterExitMs = 100;
+
+}  // namespace
 
 ChildProcess::ChildProcess(uv_loop_t* loop) : deadline_(loop) {}
 
@@ -55,18 +61,20 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(uv_loop_t* loo
                   &ChildProcess::OnRead);
   }
   ChildProcess* raw = self.get();
-  self->deadline_.Start(timeout_ms, 0, [raw] {
-    if (raw->exited_) {
-      // It exited, but something it started still holds its output open: stop waiting.
-      for (uv_pipe_t* pipe : raw->pipes_) uv_read_stop(reinterpret_cast<uv_stream_t*>(pipe));
-      raw->open_pipes_ = 0;
-      raw->MaybeFinish();
-      return;
-    }
-    raw->result_.timed_out = true;
-    uv_process_kill(raw->process_, SIGKILL);
-  });
+  self->deadline_.Start(timeout_ms, 0, [raw] { raw->OnDeadline(); });
   return self;
+}
+
+void ChildProcess::OnDeadline() {
+  if (exited_) {
+    // It exited, and something it started still holds its output open: stop waiting.
+    for (uv_pipe_t* pipe : pipes_) uv_read_stop(reinterpret_cast<uv_stream_t*>(pipe));
+    open_pipes_ = 0;
+    MaybeFinish();
+    return;
+  }
+  result_.timed_out = true;
+  uv_process_kill(process_, SIGKILL);
 }
 
 ChildProcess::~ChildProcess() {
@@ -91,6 +99,12 @@ void ChildProcess::OnExit(uv_process_t* handle, int64_t exit_status, int term_si
   self->exited_ = true;
   self->result_.exit_status = exit_status;
   self->result_.term_signal = term_signal;
+  if (self->open_pipes_ > 0) {
+    // Whatever the program wrote before it exited is in the pipes already and is read within a
+    // loop turn or two; a pipe still open after that is held by something it started (a wrapper
+    // script that leaves a process behind), and the check is done when the program is.
+    self->deadline_.Start(kDrainAfterExitMs, 0, [self] { self->OnDeadline(); });
+  }
   self->MaybeFinish();
 }
 

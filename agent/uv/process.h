@@ -56,7 +56,9 @@ class ChildProcess {
   static void OnAlloc(uv_handle_t* handle, size_t suggested, uv_buf_t* buf);
   static void OnRead(uv_stream_t* handle, ssize_t nread, const uv_buf_t* buf);
   void Append(const char* data, size_t size);
-  // Runs `done` once the program has exited and both pipes reached EOF.
+  // The deadline, or the end of the time the pipes may stay open after the program exited.
+  void OnDeadline();
+  // Runs `done` once the program has exited and both pipes reached EOF (or were given up).
   void MaybeFinish();
 
   uv_process_t* process_ = nullptr;           // null until spawned; freed in its close callback
