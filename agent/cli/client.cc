@@ -515,9 +515,9 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
       base::LogWarn("master CLI: closing a connection after a framing error: ", framing.message());
     }
     if (conn->batch) finished = TakeBatch(conn, absl::UnavailableError(framing.message()));
-    DropConnection(conn, false);
+    DropConnection(conn, false, /*master_answered=*/framing.ok());
   } else if (finished && conn->retire) {
-    DropConnection(conn, false);
+    DropConnection(conn, false, /*master_answered=*/true);
   } else if (finished) {
     ArmIdleTimer(conn);
   }
@@ -619,7 +619,7 @@ void MasterClient::ArmIdleTimer(Connection* conn) {
   });
 }
 
-void MasterClient::DropConnection(Connection* conn, bool closed_by_peer) {
+void MasterClient::DropConnection(Connection* conn, bool closed_by_peer, bool master_answered) {
   if (conn->state == Connection::State::kClosing) return;
   conn->state = Connection::State::kClosing;
   conn->timer.Stop();
@@ -631,7 +631,8 @@ void MasterClient::DropConnection(Connection* conn, bool closed_by_peer) {
   });
   bool any_established = std::any_of(connections_.begin(), connections_.end(),
                                      [](const auto& c) { return c->established(); });
-  if (!any_established) reachable_ = false;
+  // A worker socket's next connection may reach another worker: its pid is unknown until then.
+  if (!any_established && !(master_answered && !options_.worker_socket)) reachable_ = false;
   if (closed_by_peer) {
     ++stats_.connections_lost;
     lost_at_ms_ = NowMs();

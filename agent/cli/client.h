@@ -165,7 +165,9 @@ class MasterClient {
   // Detaches the connection's batch; results not yet filled get `missing`. The caller finishes
   // it (runs the user callback) after its own bookkeeping, so callbacks see a consistent client.
   std::unique_ptr<Batch> TakeBatch(Connection* conn, const absl::Status& missing);
-  void DropConnection(Connection* conn, bool closed_by_peer);
+  // `master_answered`: hawk retires a connection the master was serving (after a master error,
+  // or Reconnect): the master stays reachable, so a new connection is no reason to refresh.
+  void DropConnection(Connection* conn, bool closed_by_peer, bool master_answered = false);
   void ScheduleReconnect();
   void OnBatchTimeout(Batch* batch);
   void ArmIdleTimer(Connection* conn);

@@ -331,6 +331,13 @@ void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
                                     ? cli::BatchPriority::kBulk
                                     : cli::BatchPriority::kInteractive;
   via->Submit(std::move(commands), Guard([this, pid, epoch, then](auto results) {
+                // `Can't find the target PID`: the worker exited (or is still starting). The
+                // registry looks now rather than at its next poll, so that pushes stop waiting
+                // for a worker that is gone.
+                if (std::any_of(results.begin(), results.end(),
+                                [](const auto& r) { return absl::IsNotFound(r.status()); })) {
+                  registry_->RefreshNow();
+                }
                 (this->*then)(pid, epoch, std::move(results));
               }),
               timeout, priority);

@@ -131,10 +131,15 @@ void WorkerRegistry::OnShowInfo(parse::ShowProc proc, std::vector<int> pids,
                                 std::vector<cli::CommandResult> results) {
   absl::flat_hash_map<int, absl::StatusOr<parse::ShowInfo>> infos;
   bool retry = false;
+  // `Can't find the target PID` for a listed worker: one that is still parsing its configuration
+  // (3.1+) or has just exited. The master then drops what was queued behind it, and asking again
+  // at once would fail the same way until the worker is ready: ask again soon, not at once.
+  bool target_missing = std::any_of(results.begin(), results.end(),
+                                    [](const auto& r) { return absl::IsNotFound(r.status()); });
   for (size_t i = 0; i < pids.size(); ++i) {
     if (!results[i].ok()) {
       infos.emplace(pids[i], results[i].status());
-      // Dropped behind another worker's error, or cut by a reload: ask again at once.
+      // Dropped behind another worker's error, or cut by a reload: ask again.
       if (absl::IsUnavailable(results[i].status())) retry = true;
       continue;
     }
@@ -151,7 +156,8 @@ void WorkerRegistry::OnShowInfo(parse::ShowProc proc, std::vector<int> pids,
   next.workers = ClassifyWorkers(proc, infos, report_);
   next.observed_at = wall_clock_();
   last_refresh_ok_ = true;
-  if (retry) again_ = true;
+  if (retry && !target_missing) again_ = true;
+  retry_soon_ = retry && target_missing;
   Publish(std::move(next));
   EndRefresh();
 }
@@ -198,7 +204,7 @@ void WorkerRegistry::SchedulePoll() {
       [](const model::WorkerReport& w) { return w.role == model::WorkerRole::kStarting; });
   absl::Duration delay = options_.poll_interval;
   if (transition || !last_refresh_ok_) delay = std::min(delay, options_.transition_poll_interval);
-  if (starting) delay = std::min(delay, options_.starting_poll_interval);
+  if (starting || retry_soon_) delay = std::min(delay, options_.starting_poll_interval);
   poll_timer_.Start(ToMs(delay), 0, [this] { RefreshNow(); });
 }
 

@@ -89,6 +89,9 @@ class WorkerRegistry {
   bool have_report_ = false;
   bool refreshing_ = false;
   bool again_ = false;
+  // The last refresh lost answers behind a `Can't find the target PID`: poll again at the
+  // STARTING interval.
+  bool retry_soon_ = false;
   bool last_refresh_ok_ = false;
   uint64_t refreshes_ = 0;
   std::vector<Listener> listeners_;

@@ -70,6 +70,11 @@ FakeWorker& FakeMaster::AddWorker(int pid) {
   return worker;
 }
 
+FakeWorker& FakeMaster::FinishStarting(int pid) {
+  starting_.erase(std::remove(starting_.begin(), starting_.end(), pid), starting_.end());
+  return AddWorker(pid);
+}
+
 FakeWorker& FakeMaster::Reload(int new_pid) {
   ++master_reloads_;
   for (auto& [pid, worker] : workers_) {
@@ -192,6 +197,10 @@ std::string FakeMaster::ShowProc() const {
     }
   };
   out += "# workers\n";
+  for (int pid : starting_) {
+    absl::StrAppend(&out, absl::StrFormat("%-15d %-15s %-15d %-15s %-15s\n", pid, "worker", 0,
+                                          "0d00h00m00s", kVersion));
+  }
   rows(false);
   bool any_old = std::any_of(workers_.begin(), workers_.end(),
                              [](const auto& entry) { return entry.second.stopping; });

@@ -86,6 +86,10 @@ class FakeMaster {
   FakeWorker& Reload(int new_pid);
   // The worker exits (its last connection ended): the master no longer routes to it.
   void RemoveWorker(int pid) { workers_.erase(pid); }
+  // A worker still parsing its configuration (3.1+): `show proc` lists it first under
+  // `# workers`, and `@!<pid>` gets `Can't find the target PID` until FinishStarting(pid).
+  void AddStartingWorker(int pid) { starting_.push_back(pid); }
+  FakeWorker& FinishStarting(int pid);
   void CloseAllConnections();
   void set_cut_hook(CutHook hook) { cut_hook_ = std::move(hook); }
 
@@ -119,6 +123,7 @@ class FakeMaster {
   int master_reloads_ = 0;
   plan::ObservedWorker config_;
   std::map<int, FakeWorker> workers_;  // by pid
+  std::vector<int> starting_;          // listed, not routable yet
   std::unique_ptr<uv::Listener> listener_;
   std::vector<std::unique_ptr<Conn>> conns_;  // closed ones included, freed with the fake
   CutHook cut_hook_;

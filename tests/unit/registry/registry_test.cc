@@ -1,0 +1,104 @@
+// WorkerRegistry wired to a real MasterClient, on a real loop, against FakeMaster (a 2.6 master
+// CLI answering in the recorded formats): how often it asks the master while a worker starts.
+
+#include "agent/registry/registry.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "agent/cli/client.h"
+#include "agent/plan/observed.h"
+#include "agent/uv/loop.h"
+#include "agent/uv/timer.h"
+#include "gtest/gtest.h"
+#include "tests/support/run_loop_until.h"
+#include "tests/unit/reconcile/fake_master.h"
+
+namespace hawk::registry {
+namespace {
+
+constexpr int kMasterPid = 100;
+constexpr int kServingPid = 200;
+constexpr int kStartingPid = 150;
+
+class RegistryTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ::signal(SIGPIPE, SIG_IGN);  // as agent/main.cc: the master closes connections hawk writes to
+    char tmpl[] = "/tmp/hawk-registry-XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    std::string path = dir_ + "/master.sock";
+    master_ = std::make_unique<reconcile::fake::FakeMaster>(loop_.get(), path, kMasterPid,
+                                                            plan::ObservedWorker{});
+    master_->Listen();
+    master_->AddWorker(kServingPid);
+    cli::MasterClientOptions client_options;
+    client_options.address = base::Address{base::Address::Kind::kUnix, path, "", 0};
+    client_ = std::make_unique<cli::MasterClient>(loop_.get(), client_options);
+    RegistryOptions options;
+    options.poll_interval = absl::Hours(1);
+    options.transition_poll_interval = absl::Hours(1);
+    options.starting_poll_interval = absl::Milliseconds(100);
+    registry_ = std::make_unique<WorkerRegistry>(loop_.get(), client_.get(), options,
+                                                 [] { return absl::Now(); });
+    client_->Start();
+    registry_->Start();
+    RunUntil([&] { return registry_->report().Find(kServingPid) != nullptr; });
+  }
+  void TearDown() override {
+    registry_.reset();
+    client_.reset();
+    master_.reset();
+    EXPECT_TRUE(loop_.RunDryAndClose().ok());
+    ::rmdir(dir_.c_str());
+  }
+  void RunUntil(const std::function<bool()>& done) {
+    ASSERT_TRUE(hawk::testing::RunLoopUntil(loop_.get(), done))
+        << "condition not reached within 5 s";
+  }
+  size_t ShowProcs() const {
+    const auto& lines = master_->master_lines();
+    return static_cast<size_t>(std::count(lines.begin(), lines.end(), "show proc"));
+  }
+
+  uv::Loop loop_;
+  std::string dir_;
+  std::unique_ptr<reconcile::fake::FakeMaster> master_;
+  std::unique_ptr<cli::MasterClient> client_;
+  std::unique_ptr<WorkerRegistry> registry_;
+};
+
+// A 3.1+ worker parsing its configuration is listed but answers `Can't find the target PID`,
+// and the master drops the `show info` queued behind it. The registry asks again at the STARTING
+// poll interval, not at once in a loop until the worker is ready.
+TEST_F(RegistryTest, AStartingWorkerIsPolledAtItsIntervalNotInALoop) {
+  master_->AddStartingWorker(kStartingPid);
+  size_t before = ShowProcs();
+  master_->CloseAllConnections();  // as a reload does: the registry looks again at once
+  bool window_over = false;
+  uv::Timer window(loop_.get());
+  window.Start(500, 0, [&] { window_over = true; });
+  RunUntil([&] { return window_over; });
+  size_t polls = ShowProcs() - before;
+  // One at once, then one per 100 ms: about 6 in 500 ms.
+  EXPECT_GE(polls, 2u);
+  EXPECT_LE(polls, 10u) << "the registry polled in a loop while a worker was starting";
+  const model::WorkerReport* starting = registry_->report().Find(kStartingPid);
+  ASSERT_NE(starting, nullptr);
+  EXPECT_EQ(starting->role, model::WorkerRole::kStarting);
+
+  master_->FinishStarting(kStartingPid);
+  RunUntil([&] {
+    const model::WorkerReport* ready = registry_->report().Find(kStartingPid);
+    return ready != nullptr && ready->role != model::WorkerRole::kStarting;
+  });
+}
+
+}  // namespace
+}  // namespace hawk::registry
