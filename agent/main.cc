@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
 #include "absl/flags/flag.h"
-#include "absl/flags/internal/program_name.h"
-#include "absl/flags/internal/usage.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/reflection.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
@@ -78,9 +78,11 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> out;
   std::vector<std::vector<std::string>> values(repeatable.size());
   std::vector<size_t> slot(repeatable.size(), std::string::npos);
+  bool flags_ended = false;  // after `--`, every argument is passed on as it is
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
-    if (i == 0 || !absl::StartsWith(arg, "--") || arg == "--") {
+    if (arg == "--") flags_ended = true;
+    if (i == 0 || flags_ended || !absl::StartsWith(arg, "--")) {
       out.push_back(arg);
       continue;
     }
@@ -109,6 +111,38 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
     }
   }
   return out;
+}
+
+// Whether the command line asks for help in any of abseil's spellings (--help, --helpfull,
+// --helpshort, --helppackage, --help=…, --helpon=…, with one dash or two), before a `--`.
+bool AsksForHelp(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    std::string arg = args[i];
+    if (absl::StartsWith(arg, "-") && !absl::StartsWith(arg, "--")) arg = "-" + arg;  // -help
+    if (arg == "--help" || arg == "--helpfull" || arg == "--helpshort" || arg == "--helppackage" ||
+        absl::StartsWith(arg, "--help=") || absl::StartsWith(arg, "--helpon=")) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// hawk's flags (those this file defines), spelled as the README spells them, with their help
+// and default, in name order. Through abseil's public reflection API.
+void PrintHelp(std::ostream& out) {
+  out << "hawk: " << absl::ProgramUsageMessage() << "\n\nFlags:\n";
+  std::vector<const absl::CommandLineFlag*> flags;
+  for (const auto& [name, flag] : absl::GetAllFlags()) {
+    if (absl::EndsWith(flag->Filename(), "agent/main.cc")) flags.push_back(flag);
+  }
+  std::sort(flags.begin(), flags.end(),
+            [](const auto* a, const auto* b) { return a->Name() < b->Name(); });
+  for (const absl::CommandLineFlag* flag : flags) {
+    std::string name(flag->Name());
+    std::replace(name.begin(), name.end(), '_', '-');
+    out << "  --" << name << "  " << flag->Help() << " (default: \"" << flag->DefaultValue()
+        << "\")\n";
+  }
 }
 
 absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
@@ -210,17 +244,20 @@ int main(int argc, char** argv) {
       "[--probe-listen tcp:0.0.0.0:8081]\n"
       "Flags may be spelled with dashes or underscores (--master-socket, --master_socket).");
   std::vector<std::string> merged = NormalizeArgs(argc, argv);
-  // abseil exits with 1 after --help; asking for help is not an error.
-  if (std::find(merged.begin(), merged.end(), "--help") != merged.end()) {
-    absl::flags_internal::SetProgramInvocationName(argv[0]);
-    absl::flags_internal::FlagsHelp(std::cout, "agent/main.cc",
-                                    absl::flags_internal::HelpFormat::kHumanReadable,
-                                    absl::ProgramUsageMessage());
+  // abseil exits with 1 after its help flags; asking for help is not an error.
+  if (AsksForHelp(merged)) {
+    PrintHelp(std::cout);
     return 0;
   }
   std::vector<char*> merged_argv;
   for (std::string& arg : merged) merged_argv.push_back(arg.data());
-  absl::ParseCommandLine(static_cast<int>(merged_argv.size()), merged_argv.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(merged_argv.size()), merged_argv.data());
+  if (positional.size() > 1) {  // [0] is the program
+    std::fprintf(stderr, "hawk: unexpected argument \"%s\": hawk takes flags only (see --help)\n",
+                 positional[1]);
+    return 2;
+  }
 
   absl::StatusOr<hawk::app::Config> config = ConfigFromFlags();
   if (!config.ok()) {

@@ -36,10 +36,16 @@ RunResult RunHawk(const TempDir& dir, std::vector<std::string> args) {
 
 TEST(BinaryTest, HelpListsTheFlagsAndSucceeds) {
   TempDir dir;
-  RunResult run = RunHawk(dir, {"--help"});
-  EXPECT_EQ(run.exit_code, 0);
-  for (const char* flag : {"--master_socket", "--listen", "--probe_listen", "--poll_interval"}) {
-    EXPECT_NE(run.output.find(flag), std::string::npos) << flag << " missing from\n" << run.output;
+  // Every spelling of abseil's help flags: asking for help is not an error.
+  for (const char* help : {"--help", "--helpfull", "--helpshort", "--help=listen", "-help"}) {
+    RunResult run = RunHawk(dir, {help});
+    EXPECT_EQ(run.exit_code, 0) << help << ": " << run.output;
+    for (const char* flag :
+         {"--master-socket", "--listen", "--probe-listen", "--poll-interval", "--worker-socket"}) {
+      EXPECT_NE(run.output.find(flag), std::string::npos)
+          << flag << " missing from " << help << ":\n"
+          << run.output;
+    }
   }
 }
 
@@ -58,6 +64,11 @@ TEST(BinaryTest, BadInputGetsAClearMessageAndANonZeroExit) {
        "--poll-interval"},
       {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/nonexistent-dir/x.sock"},
        "nonexistent-dir"},
+      // After `--` nothing is a flag (nor rewritten): hawk takes no other argument.
+      {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/tmp/x.sock", "--", "--poll-interval"},
+       "unexpected argument \"--poll-interval\""},
+      {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/tmp/x.sock", "extra"},
+       "unexpected argument \"extra\""},
   };
   for (const Case& c : cases) {
     RunResult run = RunHawk(dir, c.args);
