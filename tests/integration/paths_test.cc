@@ -53,12 +53,13 @@ class PathsTest : public ::testing::Test {
     ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))
         << hawk_->LogTail();
   }
-  // Waits until every worker hawk lists is in sync at `version`.
-  bool AllInSync(const std::string& version) {
+  // Waits until every worker hawk lists is in sync at `version`, `must_list` among them.
+  bool AllInSync(const std::string& version, int must_list = 0) {
     return WaitUntil(
         [&] {
           WorkersView view = hawk_->Workers();
           if (!view.ok || view.workers.empty()) return false;
+          if (must_list != 0 && view.Find(must_list) == nullptr) return false;
           for (const WorkerView& w : view.workers) {
             if (!w.in_sync || w.applied_version != version) return false;
           }
@@ -169,7 +170,7 @@ TEST_F(PathsTest, TheCurrentWorkerIsReachedThroughItsStatsSocketAndFollowedAfter
   ASSERT_TRUE(haproxy_->ReloadViaCli());
   int new_worker = haproxy_->WaitForNewWorker(old_worker, seconds(10));
   ASSERT_GT(new_worker, 0);
-  ASSERT_TRUE(AllInSync("v2")) << hawk_->Workers().raw;
+  ASSERT_TRUE(AllInSync("v2", new_worker)) << hawk_->Workers().raw;
   HttpResult after = hawk_->Put("/v1/state?timeoutMs=5000", TwoServers("v3", 3, 40));
   ASSERT_EQ(after.status, 200) << after.body;
   EXPECT_EQ(Row(haproxy_->master_socket(), new_worker, "SRV_1").weight, 40);
