@@ -317,7 +317,8 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
   load.FailuresNotOn(0);  // skip warm-up events
 
   std::mt19937 rng(options.seed);
-  std::uniform_int_distribution<int> flip_delay(0, options.max_flip_delay_ms);
+  std::uniform_int_distribution<int> flip_delay(options.min_flip_delay_ms,
+                                                options.max_flip_delay_ms);
   for (int cycle = 1; cycle <= options.cycles; ++cycle) {
     CycleResult c;
     c.flip_delay_ms = flip_delay(rng);

@@ -8,7 +8,7 @@
 //
 // One cycle: write a configuration with one structural change (SRV_1 still at backend A) and
 // reload through hawk (POST /v1/reload); inside the reload window (a delay drawn from
-// [0, max_flip_delay] ms after the reload was sent) start backend B, push SRV_1 -> B
+// [min_flip_delay, max_flip_delay] ms after the reload was sent) start backend B, push SRV_1 -> B
 // (PUT /v1/state, answered once every reachable target worker holds it) and make A stop
 // accepting and close its idle connections (SIGTERM: a terminating pod). The cycle ends when no
 // leaving worker is left. B is the next cycle's A.
@@ -50,6 +50,9 @@ struct ScenarioOptions {
   int cycles = 20;
   int connections = 16;
   int prober_interval_ms = 200;
+  // A flip before the new worker has taken over (~120 ms after the reload on this machine kind)
+  // reaches the old worker while it is still current: only later flips are the race.
+  int min_flip_delay_ms = 0;
   int max_flip_delay_ms = 300;
   uint32_t seed = 1;  // the flip delays; the same seed gives both modes the same delays
   // The HAProxy the scenario runs ($HAWK_HAPROXY_BINARY, else Debian 12's 2.6).
