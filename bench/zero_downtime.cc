@@ -5,7 +5,7 @@
 //   build/default/bench/zero_downtime [--cycles N] [--variants 'grace 1s,recommended,...']
 //                                     [--haproxy all | --haproxy LABEL[=PATH][,LABEL[=PATH]...]]
 //                                     [--manifest FILE] [--connections C] [--seed S]
-//                                     [--results bench/RESULTS.md] [--verbose]
+//                                     [--min-flip-ms MS] [--results bench/RESULTS.md] [--verbose]
 //
 // --variants: names from StandardVariants() (default, grace 1s, idle-close-on-response,
 //   close-spread-time 1s, recommended), comma-separated; default: all of them.
@@ -15,6 +15,8 @@
 //   LABEL,...          (an entry without '=') the manifest's binary for that label.
 //   Without --haproxy: HaproxyProcess::DefaultBinary() ($HAWK_HAPROXY_BINARY, else
 //   /usr/sbin/haproxy), labelled with its `-v` major.minor.
+// --min-flip-ms: the earliest flip after the reload (default 0; the latest is 300 ms). From
+//   ~150 ms on every cycle falls inside the race (the new worker has taken over).
 // --manifest: the manifest `all` and bare labels read; default: the build's HAWK_HAPROXY_MANIFEST
 //   (scripts/haproxy-versions.sh writes it, ~/.cache/hawk/haproxy/versions.txt).
 //
@@ -174,6 +176,7 @@ int main(int argc, char** argv) {
   int cycles = 500;
   int connections = 16;
   unsigned seed = 1;
+  int min_flip_ms = 0;
   bool verbose = false;
   std::string results_path;
   std::string haproxy_spec;
@@ -189,6 +192,8 @@ int main(int argc, char** argv) {
       connections = std::atoi(value().c_str());
     } else if (arg == "--seed") {
       seed = static_cast<unsigned>(std::strtoul(value().c_str(), nullptr, 10));
+    } else if (arg == "--min-flip-ms") {
+      min_flip_ms = std::atoi(value().c_str());
     } else if (arg == "--variants") {
       variant_names = Split(value(), ',');
     } else if (arg == "--haproxy") {
@@ -203,7 +208,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: zero_downtime [--cycles N] [--variants a,b] "
                    "[--haproxy all|LABEL[=PATH],...] [--manifest FILE] [--connections C] "
-                   "[--seed S] [--results FILE] [--verbose]\n");
+                   "[--seed S] [--min-flip-ms MS] [--results FILE] [--verbose]\n");
       return 2;
     }
   }
@@ -253,6 +258,7 @@ int main(int argc, char** argv) {
         options.cycles = cycles;
         options.connections = connections;
         options.seed = seed;
+        options.min_flip_delay_ms = min_flip_ms;
         options.verbose = verbose;
         hawk::e2e::FillBinaries(&options, HAWK_DEFAULT_BINARY, HAWK_DEFAULT_E2E_BACKEND,
                                 HAWK_DEFAULT_LOAD_CLIENT);

@@ -111,8 +111,10 @@ step "GET /v1/reloads"
 api http://hawk/v1/reloads | jq -c '.reloads[] | {id, trigger, result, durationMs, newWorkerPid}'
 
 step "the rolling-restart race in miniature: a reload under keep-alive load while SRV_1 moves"
-echo "(16 keep-alive connections + a prober; SRV_1's backend is replaced inside the reload"
-echo " window; baseline = updates to the current worker only, hawk = every worker; grace 1s)"
-"$build/bench/zero_downtime" --cycles "${HAWK_DEMO_CYCLES:-4}" --variants "grace 1s" 2>/dev/null |
-  sed -n '/^| HAProxy variant/,/^$/p'
+echo "(16 keep-alive connections + a prober; SRV_1's backend is replaced 150-300 ms after the"
+echo " reload, once the new worker has taken over; baseline = updates to the current worker only,"
+echo " hawk = every worker; grace 1s)"
+"$build/bench/zero_downtime" --cycles "${HAWK_DEMO_CYCLES:-4}" --variants "grace 1s" \
+  --min-flip-ms 150 2>/dev/null |
+  sed -n '/^| HAProxy | variant/,/^$/p'
 step "done; stopping everything"
