@@ -94,13 +94,6 @@ void ApplyBackend(const BackendDelta& delta, DesiredState* state, Undo* undo,
   }
 }
 
-bool WantsReplace(const TableChange& change, size_t table_size) {
-  size_t changed = change.changed_keys();
-  double limit = std::max(static_cast<double>(kReplaceMinKeys),
-                          kReplaceAboveFraction * static_cast<double>(table_size));
-  return static_cast<double>(changed) > limit;
-}
-
 void ApplyTable(const TableDelta& delta, bool acl, Tables* tables, Undo* undo,
                 std::vector<TableChange>* changes) {
   if (delta.drop) {
@@ -172,7 +165,7 @@ void ApplyTable(const TableDelta& delta, bool acl, Tables* tables, Undo* undo,
   }
   if (change.changed_keys() == 0) return;
   undo->steps.push_back(std::move(step));
-  if (WantsReplace(change, table.size())) {
+  if (ReplaceIsCheaper(change.changed_keys(), table.size())) {
     change.replace = true;
     change.existed = StringTable();
     change.was_absent = StringTable();

@@ -102,6 +102,14 @@ struct ChangeSummary {
 inline constexpr double kReplaceAboveFraction = 0.05;
 inline constexpr size_t kReplaceMinKeys = 64;
 
+// Whether `changed` keys of a table of `table_size` entries go as one replace transaction (the
+// rule above); the planner, the pending changes and the deltas all decide by it.
+inline bool ReplaceIsCheaper(size_t changed, size_t table_size) {
+  double limit = kReplaceAboveFraction * static_cast<double>(table_size);
+  if (limit < static_cast<double>(kReplaceMinKeys)) limit = static_cast<double>(kReplaceMinKeys);
+  return static_cast<double>(changed) > limit;
+}
+
 // Restores the state an ApplyDelta changed. Opaque: only UndoDelta reads it.
 struct Undo {
   std::string version;

@@ -34,9 +34,7 @@ void MergeTables(const std::vector<model::TableChange>& changes,
     });
     auto found = desired.find(change.name);
     size_t size = found == desired.end() ? 0 : found->second.size();
-    double limit = std::max(static_cast<double>(model::kReplaceMinKeys),
-                            model::kReplaceAboveFraction * static_cast<double>(size));
-    if (static_cast<double>(table.keys()) > limit) {
+    if (model::ReplaceIsCheaper(table.keys(), size)) {
       table = PendingTable{};
       table.replace = true;
     }

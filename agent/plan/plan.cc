@@ -313,12 +313,6 @@ std::vector<std::string> SortedKeys(const model::StringTable& table) {
   return keys;
 }
 
-bool TooManyForEntries(size_t changed, size_t table_size) {
-  double limit = std::max(static_cast<double>(model::kReplaceMinKeys),
-                          model::kReplaceAboveFraction * static_cast<double>(table_size));
-  return static_cast<double>(changed) > limit;
-}
-
 // A key per-entry commands cannot name: `set|del map` and `del acl` read a first word that
 // starts with '#' as an entry reference (`#0x…`), whatever the escapes.
 bool IsReferenceLike(absl::string_view key) { return !key.empty() && key.front() == '#'; }
@@ -396,7 +390,7 @@ void PlanObservedTable(bool acl, const std::string& name, const model::StringTab
           EntryAction(acl ? ActionKind::kDelAclPattern : ActionKind::kDelMapEntry, name, key));
     }
   }
-  if (TooManyForEntries(entries.size(), want.size())) {
+  if (model::ReplaceIsCheaper(entries.size(), want.size())) {
     plan->actions.push_back(ReplaceTable(acl, name, want));
     return;
   }
