@@ -282,7 +282,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
       last_activity_ms_ = Now();
       Advance();
     } else if (phase_ == Phase::kFinishing) {
+      // The linger bound counts from when the last response is out, not from when it was
+      // queued: a client may take a while to read a big one.
+      if (unflushed_writes_ == 0) finishing_since_ms_ = Now();
       MaybeFinish();
+      UpdateTimer();
     }
   }
 
@@ -376,6 +380,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void StartFinishing() {
     phase_ = Phase::kFinishing;
     finishing_since_ms_ = Now();
+    last_activity_ms_ = finishing_since_ms_;
     pending_.clear();
     if (!peer_ended_) {
       stream_->Shutdown();
@@ -411,7 +416,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
         deadline = last_activity_ms_ + Milliseconds(options_.idle_timeout);
         break;
       case Phase::kFinishing:
-        deadline = finishing_since_ms_ + Milliseconds(options_.linger_timeout);
+        // While the last response is still going out, the client must keep reading it.
+        deadline = unflushed_writes_ > 0
+                       ? last_activity_ms_ + Milliseconds(options_.idle_timeout)
+                       : finishing_since_ms_ + Milliseconds(options_.linger_timeout);
         break;
       case Phase::kClosing:
         break;
@@ -470,6 +478,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
         Abort();
         return;
       case Phase::kFinishing:
+        if (unflushed_writes_ > 0) {
+          base::LogDebug("http: closing a connection whose client does not read its response");
+        }
         Abort();
         return;
       case Phase::kClosing:

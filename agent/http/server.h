@@ -51,9 +51,9 @@ struct ServerOptions {
   // Without a request on a keep-alive connection; also between the bytes of a request body and
   // while a client does not read a response.
   absl::Duration idle_timeout = absl::Seconds(60);
-  // After the last response of a closing connection: how long to wait for the client to close
-  // its side, so that unread request bytes do not turn the close into a reset that would destroy
-  // the response.
+  // Once the last response of a closing connection is sent: how long to wait for the client to
+  // close its side, so that unread request bytes do not turn the close into a reset that would
+  // destroy the response.
   absl::Duration linger_timeout = absl::Seconds(2);
   size_t max_connections = 256;
   // Unsent bytes a connection may hold before a stream is dropped.

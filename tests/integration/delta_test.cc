@@ -161,7 +161,7 @@ TEST_F(DeltaTest, AcknowledgedPatchesSurviveSigkill) {
   // The restarted hawk observes the worker's 100,000 entries while this is read: slow under
   // ASan, so the read gets more than Get()'s 5 s (it once timed out there with an empty body).
   HttpResult after = Fetch(hawk_->api_address(), "GET", "/v1/state", "", seconds(60));
-  ASSERT_TRUE(after.ok) << after.error;
+  ASSERT_TRUE(after.ok) << after.error << "\n" << hawk_->LogTail();
   EXPECT_EQ(after.body, acknowledged);
 }
 

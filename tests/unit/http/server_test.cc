@@ -375,6 +375,35 @@ TEST_F(ServerTest, LingeringIsBoundedForAClientThatNeverCloses) {
   EXPECT_EQ(client->responses().size(), 1u);
 }
 
+TEST_F(ServerTest, LingeringStartsOnceTheLastResponseIsOut) {
+  // A closing connection whose big response the client reads late: the linger bound must not
+  // cut the response short (a 5 MB GET /v1/state once was, to a client busy elsewhere).
+  ServerOptions options;
+  options.linger_timeout = absl::Milliseconds(50);
+  std::string big(4 * 1024 * 1024, 'b');  // more than the socket buffers take
+  StartServer([&](const Request&, Responder responder) { responder.Send(Text(big)); }, options);
+  Client* client = Connect(/*read=*/false);
+  client->Write(Get("/", "Connection: close\r\n"));
+  // The client reads nothing for several linger bounds (a bounded poll of the loop).
+  RunUntil([] { return false; }, 300);
+  client->StartReading();
+  ASSERT_TRUE(RunUntil([&] { return client->ended(); }, 10000));
+  ASSERT_EQ(client->responses().size(), 1u);
+  EXPECT_EQ(client->responses()[0].body.size(), big.size());
+  ASSERT_TRUE(RunUntil([&] { return server_->connection_count() == 0; }));
+}
+
+TEST_F(ServerTest, AClosingConnectionWhoseClientNeverReadsIsDropped) {
+  ServerOptions options;
+  options.linger_timeout = absl::Milliseconds(50);
+  options.idle_timeout = absl::Milliseconds(200);
+  std::string big(4 * 1024 * 1024, 'b');
+  StartServer([&](const Request&, Responder responder) { responder.Send(Text(big)); }, options);
+  Connect(/*read=*/false)->Write(Get("/", "Connection: close\r\n"));
+  ASSERT_TRUE(RunUntil([&] { return server_->connection_count() == 1; }));
+  ASSERT_TRUE(RunUntil([&] { return server_->connection_count() == 0; }, 5000));
+}
+
 TEST_F(ServerTest, HeaderTimeoutCountsFromTheFirstByteNotFromEachByte) {
   ServerOptions options;
   options.header_timeout = absl::Milliseconds(150);
