@@ -587,18 +587,34 @@ Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observ
   return plan;
 }
 
-Plan PlanFullSeed(const model::DesiredState& desired) {
+Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born) {
   Plan plan;
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
     for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
       PlanServerFully(*name, *server, *spec, &plan);
     }
   }
+  auto seed_table = [&](bool acl, const std::string& name, const model::StringTable& table) {
+    const absl::flat_hash_set<std::string>* held = nullptr;
+    const absl::flat_hash_map<std::string, PendingTable>* changed = nullptr;
+    if (born != nullptr) {
+      held = acl ? &born->acls : &born->maps;
+      changed = acl ? &born->since->acls() : &born->since->maps();
+    }
+    if (held == nullptr || !held->contains(name)) {
+      plan.actions.push_back(ReplaceTable(acl, name, table));
+      return;
+    }
+    auto change = changed->find(name);
+    if (change != changed->end()) {
+      PlanPendingTable(acl, name, change->second, &table, PlanOptions(), &plan);
+    }
+  };
   for (const auto& [name, table] : model::SortedByName(desired.maps)) {
-    plan.actions.push_back(ReplaceTable(/*acl=*/false, *name, *table));
+    seed_table(/*acl=*/false, *name, *table);
   }
   for (const auto& [name, table] : model::SortedByName(desired.acls)) {
-    plan.actions.push_back(ReplaceTable(/*acl=*/true, *name, *table));
+    seed_table(/*acl=*/true, *name, *table);
   }
   return plan;
 }

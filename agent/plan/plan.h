@@ -6,7 +6,8 @@
 //   - PlanChanges:  it held the desired state before the pending changes (plan/pending.h):
 //                   actions for the changed objects only, O(change). The hot path.
 //   - PlanFullSeed: nothing (a worker born from the configuration file): every managed field,
-//                   every map and ACL replaced. O(state), once per new worker.
+//                   every map and ACL replaced (but those it read from files hawk wrote: only
+//                   the changes since). O(state), once per new worker.
 //   - PlanWorker:   what a full observation showed (observed.h): the minimal diff. O(state), for
 //                   workers hawk knows nothing about, after a failure, on the resync timer.
 // Deterministic: the same inputs give the same plan, byte for byte. commands.h turns actions into
@@ -121,8 +122,16 @@ Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pendi
                  const PlanOptions& options);
 Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observed,
                 const PlanOptions& options);
+// The tables a new worker read from the files hawk wrote before the reload that started it
+// (plan/table_file.h), and every change since those files were written.
+struct TablesAtBirth {
+  absl::flat_hash_set<std::string> maps;  // by name: the worker holds them as written
+  absl::flat_hash_set<std::string> acls;
+  const PendingChanges* since = nullptr;  // required
+};
 // The port of a hostname server cannot be sent (no port-only command) and is left to PlanWorker.
-Plan PlanFullSeed(const model::DesiredState& desired);
+// With `born`, the tables it names get only the changes made since they were written.
+Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born = nullptr);
 
 // "backend/<b>/server/<s>".
 std::string ServerObject(absl::string_view backend, absl::string_view server);
