@@ -55,6 +55,12 @@ ABSL_FLAG(std::string, server_state_file, "",
           "Before each reload, write the desired server state here in `show servers state` "
           "format, for HAProxy's server-state-file/load-server-state-from-file. Empty: not "
           "written");
+ABSL_FLAG(bool, write_map_files, true,
+          "Before each reload, write the desired content of every map and ACL hawk manages to its "
+          "file (its name, the path HAProxy reads), atomically, keeping the file's mode and owner, "
+          "so that the new worker is born holding it and gets only later changes over the CLI. "
+          "Only existing regular files are replaced; a table a file cannot carry (a key with a "
+          "blank, say) is left to the CLI. false: map and ACL files are never written");
 ABSL_FLAG(std::string, worker_socket, "",
           "A `stats socket` of HAProxy's workers (level admin): a path, unix:PATH or "
           "tcp:HOST:PORT. The current worker is then reached through it (each connection first "
@@ -188,6 +194,7 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   config.haproxy_config = absl::GetFlag(FLAGS_haproxy_config);
   config.haproxy_binary = absl::GetFlag(FLAGS_haproxy_binary);
   config.server_state_file = absl::GetFlag(FLAGS_server_state_file);
+  config.write_table_files = absl::GetFlag(FLAGS_write_map_files);
   if (std::string worker_socket = absl::GetFlag(FLAGS_worker_socket); !worker_socket.empty()) {
     absl::StatusOr<hawk::base::Address> address =
         hawk::base::ParseAddress(worker_socket, "--worker-socket");

@@ -57,6 +57,7 @@ absl::Status App::Init() {
   reloader_options.config_path = config_.haproxy_config;
   reloader_options.haproxy_binary = config_.haproxy_binary;
   reloader_options.server_state_file = config_.server_state_file;
+  reloader_options.write_table_files = config_.write_table_files;
   reloader_options.min_interval = config_.min_reload_interval;
   reloader_options.reload_timeout = config_.reload_timeout;
   reloader_ = std::make_unique<reload::Reloader>(loop_->get(), client_.get(), registry_.get(),

@@ -36,6 +36,7 @@ struct Config {
   std::string haproxy_config;                   // --haproxy-config
   std::string haproxy_binary;                   // --haproxy-binary
   std::string server_state_file;                // --server-state-file
+  bool write_table_files = true;                // --write-map-files
   absl::optional<base::Address> worker_socket;  // --worker-socket
   absl::Duration min_reload_interval = absl::ZeroDuration();
   absl::Duration reload_timeout = absl::Seconds(60);

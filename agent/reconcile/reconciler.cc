@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/base/log.h"
+#include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_sess.h"
 #include "agent/plan/commands.h"
@@ -145,6 +146,10 @@ Reconciler::WorkerState* Reconciler::Find(int pid, uint64_t epoch) {
 uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
   active_ = true;
   ++desired_seq_;
+  if (written_.has_value()) {
+    written_->since.Merge(summary, *desired_);
+    if (written_->since.size() > options_.max_pending_objects) written_.reset();
+  }
   for (auto& [pid, worker] : workers_) {
     WorkerState& w = *worker;
     for (const std::string& backend : summary.backends_dropped) {
@@ -171,6 +176,7 @@ uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
 uint64_t Reconciler::PublishWhole() {
   active_ = true;
   ++desired_seq_;
+  written_.reset();  // no summary says what changed since the files were written
   for (auto& [pid, worker] : workers_) {
     if (!worker->seed) worker->observe = true;
     worker->pending.Clear();
@@ -246,6 +252,10 @@ void Reconciler::Kick(WorkerState* worker) {
     auto run = std::make_unique<Run>();
     run->full = true;
     worker->run = std::move(run);
+    if (written_.has_value() && (!written_->maps.empty() || !written_->acls.empty())) {
+      ListTables(worker);
+      return;
+    }
     Apply(worker, plan::PlanFullSeed(*desired_));
     return;
   }
@@ -267,6 +277,68 @@ void Reconciler::Kick(WorkerState* worker) {
   worker->stale.ForgetChanged(run->taken);
   worker->run = std::move(run);
   Apply(worker, std::move(plan));
+}
+
+void Reconciler::TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
+                               absl::flat_hash_map<std::string, int64_t> acls) {
+  written_.emplace();
+  written_->maps = std::move(maps);
+  written_->acls = std::move(acls);
+}
+
+namespace {
+std::vector<cli::Command> TableListings(int pid) {
+  return {cli::ForWorker(pid, "show map"), cli::ForWorker(pid, "show acl")};
+}
+}  // namespace
+
+void Reconciler::ListTables(WorkerState* worker) {
+  Submit(worker, TableListings(worker->pid), &Reconciler::OnTablesListed);
+}
+
+void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
+  WorkerState* worker = Find(pid, epoch);
+  if (worker == nullptr) return;
+  if (absl::optional<std::string> error = TransportFailure(TableListings(pid), results)) {
+    // Nothing was sent yet: the retry is this seed again, not an observation.
+    Fail(worker, *std::move(error));
+    worker->seed = true;
+    worker->observe = false;
+    worker->uncertain = false;
+    return;
+  }
+  // Planned against the state as it is now: pushes that came while listing are in it.
+  worker->running_seq = desired_seq_;
+  worker->running_version = desired_->version;
+  worker->pending.Clear();
+  if (!written_.has_value()) {  // forgotten meanwhile
+    Apply(worker, plan::PlanFullSeed(*desired_));
+    return;
+  }
+  // A table counts as read from its file when the worker lists that file with the number of
+  // entries written. Anything else (a reply that failed, a file the configuration does not load,
+  // a count that differs because someone else rewrote the file) gets the whole table.
+  plan::TablesAtBirth born;
+  born.since = &written_->since;
+  auto confirm = [](const cli::CommandResult& result, bool acl,
+                    const absl::flat_hash_map<std::string, int64_t>& written,
+                    absl::flat_hash_set<std::string>* held) {
+    if (written.empty() || !result.ok()) return;
+    absl::StatusOr<std::vector<parse::PatternRefInfo>> listed =
+        acl ? parse::ParseAclList(*result) : parse::ParseMapList(*result);
+    if (!listed.ok()) return;
+    for (const parse::PatternRefInfo& ref : *listed) {
+      auto it = written.find(ref.file);
+      if (it != written.end() && ref.entry_cnt == it->second) held->insert(it->first);
+    }
+  };
+  confirm(results[0], /*acl=*/false, written_->maps, &born.maps);
+  confirm(results[1], /*acl=*/true, written_->acls, &born.acls);
+  stats_.tables_from_files += born.maps.size() + born.acls.size();
+  base::LogDebug("reconcile worker ", pid, ": seeded with ", born.maps.size(), " of ",
+                 written_->maps.size(), " written maps and ", born.acls.size(), " of ",
+                 written_->acls.size(), " written ACLs read from their files");
+  Apply(worker, plan::PlanFullSeed(*desired_, &born));
 }
 
 void Reconciler::Observe(WorkerState* worker) {

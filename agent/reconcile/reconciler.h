@@ -33,6 +33,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "agent/cli/client.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
@@ -89,6 +90,8 @@ struct ReconcilerStats {
   uint64_t observes = 0;
   uint64_t commands_sent = 0;
   uint64_t batches_via_worker_socket = 0;
+  // Tables that seeds took from the files hawk wrote (TablesWritten) instead of replacing them.
+  uint64_t tables_from_files = 0;
 };
 
 class Reconciler {
@@ -113,6 +116,13 @@ class Reconciler {
   // The desired state was replaced in a way no summary describes (hawk started with a saved
   // state): every worker is observed in full.
   uint64_t PublishWhole();
+  // The map and ACL files hawk wrote before a reload now hold these tables as they are in the
+  // desired state (name → entries written). A worker that appears from now on read them when it
+  // started: once `show map`/`show acl` confirm it holds that many entries, its seed sends those
+  // tables only the changes made since the write instead of their whole content. The next call
+  // replaces this; PublishWhole forgets it.
+  void TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
+                     absl::flat_hash_map<std::string, int64_t> acls);
   // The sequence number of the latest push (0 before any).
   uint64_t latest_seq() const { return desired_seq_; }
   // nullptr until something was published.
@@ -150,6 +160,9 @@ class Reconciler {
   // The steps of one reconcile. Callbacks find their worker again by pid and epoch: it may be
   // gone, or its pid reused by another worker.
   void Observe(WorkerState* worker);
+  // A seed with written tables: lists the worker's maps and ACLs to confirm what it read.
+  void ListTables(WorkerState* worker);
+  void OnTablesListed(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
   void OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
   void Apply(WorkerState* worker, plan::Plan plan);
   void OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
@@ -191,6 +204,14 @@ class Reconciler {
   bool seen_first_report_ = false;
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;
   std::vector<std::unique_ptr<Waiter>> waiters_;
+  // What the map and ACL files hold (TablesWritten): entries written per table, and every change
+  // since the write, merged as for a worker that holds what the files hold.
+  struct WrittenTables {
+    absl::flat_hash_map<std::string, int64_t> maps;
+    absl::flat_hash_map<std::string, int64_t> acls;
+    plan::PendingChanges since;
+  };
+  absl::optional<WrittenTables> written_;
   uv::Timer resync_timer_;
   // After a full reconcile (a seed or an observation: replies and commands of the whole state)
   // gives its memory back to the system once no other is running; see ScheduleTrim.

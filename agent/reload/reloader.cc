@@ -1,10 +1,12 @@
 #include "agent/reload/reloader.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -15,6 +17,7 @@
 #include "agent/parse/servers_state.h"
 #include "agent/parse/show_proc.h"
 #include "agent/plan/server_state_file.h"
+#include "agent/plan/table_file.h"
 #include "agent/store/atomic_file.h"
 
 namespace hawk::reload {
@@ -315,7 +318,7 @@ void Reloader::WriteServerState() {
   const model::WorkerReport* current = registry_->report().Current();
   if (options_.server_state_file.empty() || reconciler_->desired() == nullptr ||
       current == nullptr) {
-    SendReload();
+    WriteTableFiles();
     return;
   }
   client_->Submit({cli::ForWorker(current->pid, "show servers state")},
@@ -339,6 +342,59 @@ void Reloader::OnServerState(std::vector<cli::CommandResult> results) {
                                      options_.server_state_file)
                       : absl::StrCat("server-state file not written: ", written.message()));
   }
+  WriteTableFiles();
+}
+
+void Reloader::WriteTableFiles() {
+  const model::DesiredState* desired = reconciler_->desired();
+  if (!options_.write_table_files || desired == nullptr ||
+      (desired->maps.empty() && desired->acls.empty())) {
+    SendReload();
+    return;
+  }
+  absl::flat_hash_map<std::string, int64_t> maps;
+  absl::flat_hash_map<std::string, int64_t> acls;
+  size_t entries = 0;
+  std::vector<std::string> skipped;
+  auto write = [&](bool acl, const std::string& name, const model::StringTable& table,
+                   absl::flat_hash_map<std::string, int64_t>* written) {
+    absl::string_view kind = acl ? "ACL" : "map";
+    // Only a regular file HAProxy already reads is replaced: hawk never creates one, and never
+    // turns a symbolic link (a mounted ConfigMap's, say) into a file.
+    struct stat st {};
+    if (::lstat(name.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
+      skipped.push_back(absl::StrCat(kind, " ", name, ": not a regular file"));
+      return;
+    }
+    absl::StatusOr<std::string> contents = plan::RenderTableFile(acl, table);
+    absl::Status status = contents.status();
+    if (status.ok()) {
+      absl::StatusOr<store::FileOwnership> ownership =
+          store::OwnershipOf(name, absl::StrCat("write the ", kind, " file"));
+      status = ownership.ok()
+                   ? store::WriteFileAtomically(name, *contents, *ownership,
+                                                absl::StrCat("write the ", kind, " file"))
+                   : ownership.status();
+    }
+    if (!status.ok()) {
+      skipped.push_back(absl::StrCat(kind, " ", name, ": ", status.message()));
+      return;
+    }
+    (*written)[name] = static_cast<int64_t>(table.size());
+    entries += table.size();
+  };
+  for (const auto& [name, table] : model::SortedByName(desired->maps)) {
+    write(/*acl=*/false, *name, *table, &maps);
+  }
+  for (const auto& [name, table] : model::SortedByName(desired->acls)) {
+    write(/*acl=*/true, *name, *table, &acls);
+  }
+  Note(absl::StrCat("map and ACL files: ", maps.size(), " maps and ", acls.size(),
+                    " ACLs written (", entries, " entries); the new worker reads them"));
+  for (const std::string& line : skipped) {
+    Note(absl::StrCat("not written, the new worker gets it over the CLI: ", line));
+  }
+  reconciler_->TablesWritten(std::move(maps), std::move(acls));
   SendReload();
 }
 

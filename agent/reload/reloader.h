@@ -18,8 +18,11 @@
 //              about to leave holds it (bounded wait).
 //   4. state   with --server-state-file: the current worker's `show servers state` with the
 //              desired fields written in (plan/server_state_file.h), atomically.
-//   5. reload  `show proc` (the baseline) and `reload` in one batch on one connection.
-//   6. verdict from the reply (2.7+: Success=0|1) and the worker reports that follow
+//   5. tables  with --write-map-files: every managed map and ACL whose name is an existing
+//              regular file gets the desired content, atomically, mode and owner kept; the
+//              reconciler then seeds the new worker's copies with only the changes since.
+//   6. reload  `show proc` (the baseline) and `reload` in one batch on one connection.
+//   7. verdict from the reply (2.7+: Success=0|1) and the worker reports that follow
 //              (reload/judge.h; 2.6 answers nothing). On failure the previous configuration
 //              file is restored. The new worker is seeded by the reconciler as soon as the
 //              registry lists it, whoever triggered the reload.
@@ -52,6 +55,9 @@ struct ReloaderOptions {
   std::string config_path;        // --haproxy-config; empty: requests cannot carry a config
   std::string haproxy_binary;     // --haproxy-binary; empty: no `haproxy -c` check
   std::string server_state_file;  // --server-state-file; empty: not written
+  // --write-map-files: before each reload, the desired content of every managed map and ACL is
+  // written to its file (plan/table_file.h), so that the new worker is born holding it.
+  bool write_table_files = true;
   absl::Duration min_interval = absl::ZeroDuration();  // between the starts of two reloads
   // From `reload` sent to a verdict. Generous: a large configuration takes seconds to parse.
   absl::Duration reload_timeout = absl::Seconds(60);
@@ -153,6 +159,7 @@ class Reloader {
   void RecordExternal(ReloadResult result, const ReloadJudgement& judgement);
   void RefreshConfigWarnings(absl::string_view config_text);
   void Note(absl::string_view text);  // appends one line to the round's log
+  void WriteTableFiles();
 
   uv_loop_t* loop_;
   cli::MasterClient* client_;

@@ -1,9 +1,12 @@
 // Delta pushes (PATCH /v1/state) and the cost of a change against a real HAProxy: a change of
 // one entry in a 100,000-entry map reaches every worker as O(1) commands; the journal replays
 // exactly what was acknowledged after SIGKILL; a worker seeded after a reload holds what one that
-// received every delta holds.
+// received every delta holds; a worker started by hawk's reload is born holding the map file hawk
+// wrote, and gets none of its entries over the CLI.
 
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -12,8 +15,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
@@ -204,6 +209,57 @@ TEST_F(DeltaTest, AWorkerSeededAfterAReloadHoldsWhatDeltasGaveTheOldOne) {
   EXPECT_TRUE(seeded == incremental) << "the seeded worker's map differs from the old worker's";
   EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), new_worker, "be_app", "SRV_1").weight, 42);
   EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), old_worker, "be_app", "SRV_1").weight, 42);
+}
+
+// Before a reload hawk writes the desired map file (mode, owner and group kept); the new worker
+// reads it at start and its seed sends the map nothing: a handful of lines, not 100,001.
+TEST_F(DeltaTest, ANewWorkerIsBornHoldingTheMapFileHawkWrote) {
+  StartHaproxy();
+  const std::string map_path = dir_.File("hosts.map");
+  // Root (CI) gives the file to another owner and group; otherwise our own uid and gid.
+  uid_t uid = ::geteuid() == 0 ? 4321 : ::geteuid();
+  gid_t gid = ::geteuid() == 0 ? 8765 : ::getegid();
+  ASSERT_EQ(::chown(map_path.c_str(), uid, gid), 0);
+  ASSERT_EQ(::chmod(map_path.c_str(), 0640), 0);
+  StartHawk();
+  int old_worker = haproxy_->CurrentWorkerPid();
+  ASSERT_EQ(hawk_->Put("/v1/state?timeoutMs=30000", BigState("v1", 1, 10)).status, 200);
+  ASSERT_EQ(hawk_->Patch("/v1/state", EntryPatch(2, "fresh.example.com", "be_fresh")).status, 200);
+
+  HttpResult reload;
+  int new_worker = 0;
+  uint64_t lines = LinesDuring([&] {
+    reload = hawk_->Post("/v1/reload", "");
+    ASSERT_EQ(reload.status, 200) << reload.body;
+    size_t at = reload.body.find("\"newWorkerPid\":");
+    ASSERT_NE(at, std::string::npos) << reload.body;
+    size_t digits = at + std::string("\"newWorkerPid\":").size();
+    ASSERT_TRUE(absl::SimpleAtoi(
+        reload.body.substr(digits, reload.body.find_first_of(",}", digits) - digits), &new_worker))
+        << reload.body;
+    ASSERT_NE(new_worker, old_worker);
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          WorkersView view = hawk_->Workers();
+          const WorkerView* w = view.Find(new_worker);
+          return w != nullptr && w->in_sync && w->applied_version == "v1";
+        },
+        seconds(30)))
+        << hawk_->Workers().raw;
+  });
+  EXPECT_THAT(reload.body, ::testing::HasSubstr("1 maps and 0 ACLs written (100001 entries)"));
+  EXPECT_LT(lines, 200u) << reload.body << hawk_->LogTail() << "the reload and the new worker's seed sent " << lines
+                         << " lines to the master (the map alone is 100,001)";
+  std::vector<std::string> held = Map(new_worker);
+  EXPECT_EQ(held.size(), static_cast<size_t>(kMapEntries + 1));
+  EXPECT_TRUE(std::binary_search(held.begin(), held.end(), "fresh.example.com be_fresh"));
+  EXPECT_TRUE(std::binary_search(held.begin(), held.end(), "host7.example.com be_0"));
+
+  struct stat st {};
+  ASSERT_EQ(::stat(map_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+  EXPECT_EQ(st.st_uid, uid);
+  EXPECT_EQ(st.st_gid, gid);
 }
 
 }  // namespace
