@@ -352,6 +352,7 @@ void Reloader::WriteTableFiles() {
     SendReload();
     return;
   }
+  uint64_t started_ns = uv_hrtime();
   absl::flat_hash_map<std::string, int64_t> maps;
   absl::flat_hash_map<std::string, int64_t> acls;
   size_t entries = 0;
@@ -390,7 +391,8 @@ void Reloader::WriteTableFiles() {
     write(/*acl=*/true, *name, *table, &acls);
   }
   Note(absl::StrCat("map and ACL files: ", maps.size(), " maps and ", acls.size(),
-                    " ACLs written (", entries, " entries); the new worker reads them"));
+                    " ACLs written (", entries, " entries) in ",
+                    (uv_hrtime() - started_ns) / 1000000, " ms; the new worker reads them"));
   for (const std::string& line : skipped) {
     Note(absl::StrCat("not written, the new worker gets it over the CLI: ", line));
   }
