@@ -97,15 +97,26 @@ struct ChangeSummary {
 // the whole table (about 400 entries per 12 KiB `add map @ver` chunk) and swaps it atomically;
 // per-entry commands send only what changed. Measured at 100,000 entries (bench/RESULTS.md,
 // "Scale"): on 3.4 the crossover is ~7,000 entries (7 %), so 5 % stays on the per-entry side of
-// it; on 2.6, whose `set map` walks the whole map, it is ~60 entries whatever the map's size,
-// and this rule still sends per-entry commands up to 5 % there (not version-aware yet).
+// it. Before 2.9 HAProxy finds the entry a `set map` or `del map|acl` names by walking the map's
+// whole entry list (2.9 indexes it), so each per-entry command costs a pass over the map: on 2.6
+// the crossover is ~60 entries whatever the map's size, and kReplaceMinKeys alone decides.
 inline constexpr double kReplaceAboveFraction = 0.05;
 inline constexpr size_t kReplaceMinKeys = 64;
 
+// How the worker's HAProxy finds the entry a per-entry command names (the rule above).
+enum class EntryLookup {
+  kIndexed,     // 2.9+
+  kWalksTable,  // before 2.9
+};
+
 // Whether `changed` keys of a table of `table_size` entries go as one replace transaction (the
-// rule above); the planner, the pending changes and the deltas all decide by it.
-inline bool ReplaceIsCheaper(size_t changed, size_t table_size) {
-  double limit = kReplaceAboveFraction * static_cast<double>(table_size);
+// rule above); the planner, the pending changes and the deltas all decide by it. The pending
+// changes and the deltas bound their memory with kIndexed; the planner knows the version.
+inline bool ReplaceIsCheaper(size_t changed, size_t table_size,
+                             EntryLookup lookup = EntryLookup::kIndexed) {
+  double limit = lookup == EntryLookup::kWalksTable
+                     ? 0.0
+                     : kReplaceAboveFraction * static_cast<double>(table_size);
   if (limit < static_cast<double>(kReplaceMinKeys)) limit = static_cast<double>(kReplaceMinKeys);
   return static_cast<double>(changed) > limit;
 }

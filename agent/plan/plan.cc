@@ -352,7 +352,7 @@ bool SameLines(const model::StringTable& desired, const ObservedTable& have) {
 }
 
 void PlanObservedTable(bool acl, const std::string& name, const model::StringTable& want,
-                       const ObservedTable* have, Plan* plan) {
+                       const ObservedTable* have, const PlanOptions& options, Plan* plan) {
   absl::string_view kind = acl ? "acl" : "map";
   std::string object = absl::StrCat(kind, "/", name);
   if (have == nullptr || !have->present) {
@@ -390,7 +390,7 @@ void PlanObservedTable(bool acl, const std::string& name, const model::StringTab
           EntryAction(acl ? ActionKind::kDelAclPattern : ActionKind::kDelMapEntry, name, key));
     }
   }
-  if (model::ReplaceIsCheaper(entries.size(), want.size())) {
+  if (model::ReplaceIsCheaper(entries.size(), want.size(), options.entry_lookup)) {
     plan->actions.push_back(ReplaceTable(acl, name, want));
     return;
   }
@@ -400,7 +400,8 @@ void PlanObservedTable(bool acl, const std::string& name, const model::StringTab
 void PlanPendingTable(bool acl, const std::string& name, const PendingTable& pending,
                       const model::StringTable* want, const PlanOptions& options, Plan* plan) {
   if (pending.dropped || want == nullptr) return;  // no longer managed
-  if (pending.replace) {
+  if (pending.replace ||
+      model::ReplaceIsCheaper(pending.keys(), want->size(), options.entry_lookup)) {
     plan->actions.push_back(ReplaceTable(acl, name, *want));
     return;
   }
@@ -579,15 +580,18 @@ Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observ
     return it == tables.end() ? nullptr : &it->second;
   };
   for (const auto& [name, table] : model::SortedByName(desired.maps)) {
-    PlanObservedTable(/*acl=*/false, *name, *table, observed_table(observed.maps, *name), &plan);
+    PlanObservedTable(/*acl=*/false, *name, *table, observed_table(observed.maps, *name), options,
+                      &plan);
   }
   for (const auto& [name, table] : model::SortedByName(desired.acls)) {
-    PlanObservedTable(/*acl=*/true, *name, *table, observed_table(observed.acls, *name), &plan);
+    PlanObservedTable(/*acl=*/true, *name, *table, observed_table(observed.acls, *name), options,
+                      &plan);
   }
   return plan;
 }
 
-Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born) {
+Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born,
+                  const PlanOptions& options) {
   Plan plan;
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
     for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
@@ -607,7 +611,9 @@ Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born)
     }
     auto change = changed->find(name);
     if (change != changed->end()) {
-      PlanPendingTable(acl, name, change->second, &table, PlanOptions(), &plan);
+      PlanOptions table_options;
+      table_options.entry_lookup = options.entry_lookup;
+      PlanPendingTable(acl, name, change->second, &table, table_options, &plan);
     }
   };
   for (const auto& [name, table] : model::SortedByName(desired.maps)) {

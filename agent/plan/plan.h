@@ -40,6 +40,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/types/optional.h"
+#include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/workers.h"
 #include "agent/plan/observed.h"
@@ -108,6 +109,9 @@ struct PlanOptions {
   // PlanChanges: servers whose last apply failed on this worker ("backend/<b>/server/<s>"): all
   // their managed fields are planned, not only the changed ones.
   const absl::flat_hash_set<std::string>* stale_servers = nullptr;
+  // The worker's HAProxy (model::ReplaceIsCheaper): before 2.9 a table change of more than
+  // model::kReplaceMinKeys keys is one replace, whatever the table's size.
+  model::EntryLookup entry_lookup = model::EntryLookup::kIndexed;
 };
 
 struct Plan {
@@ -131,7 +135,8 @@ struct TablesAtBirth {
 };
 // The port of a hostname server cannot be sent (no port-only command) and is left to PlanWorker.
 // With `born`, the tables it names get only the changes made since they were written.
-Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born = nullptr);
+Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born = nullptr,
+                  const PlanOptions& options = {});
 
 // "backend/<b>/server/<s>".
 std::string ServerObject(absl::string_view backend, absl::string_view server);

@@ -12,6 +12,7 @@
 #include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_sess.h"
+#include "agent/parse/show_version.h"
 #include "agent/plan/commands.h"
 #include "agent/plan/observed.h"
 
@@ -267,7 +268,7 @@ void Reconciler::Kick(WorkerState* worker) {
   auto run = std::make_unique<Run>();
   run->taken = std::move(worker->pending);
   worker->pending = plan::PendingChanges();
-  plan::PlanOptions options;
+  plan::PlanOptions options = BaseOptions();
   // A frozen worker's server actions are planned like any others: Apply reports each as refused
   // (with the reply that froze the worker) and stale, without sending it.
   options.uncertain = worker->uncertain;
@@ -277,6 +278,17 @@ void Reconciler::Kick(WorkerState* worker) {
   worker->stale.ForgetChanged(run->taken);
   worker->run = std::move(run);
   Apply(worker, std::move(plan));
+}
+
+plan::PlanOptions Reconciler::BaseOptions() const {
+  plan::PlanOptions options;
+  // The master's version stands for its workers' (one binary); unknown counts as indexed.
+  absl::StatusOr<parse::VersionNumbers> version =
+      parse::ParseVersionNumbers(registry_->report().master.version);
+  if (version.ok() && parse::VersionLess(*version, parse::VersionNumbers{2, 9, 0})) {
+    options.entry_lookup = model::EntryLookup::kWalksTable;
+  }
+  return options;
 }
 
 void Reconciler::TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
@@ -338,7 +350,7 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
   base::LogDebug("reconcile worker ", pid, ": seeded with ", born.maps.size(), " of ",
                  written_->maps.size(), " written maps and ", born.acls.size(), " of ",
                  written_->acls.size(), " written ACLs read from their files");
-  Apply(worker, plan::PlanFullSeed(*desired_, &born));
+  Apply(worker, plan::PlanFullSeed(*desired_, &born, BaseOptions()));
 }
 
 void Reconciler::Observe(WorkerState* worker) {
@@ -379,7 +391,7 @@ void Reconciler::OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandRes
     Fail(worker, std::string(observed.status().message()));
     return;
   }
-  plan::PlanOptions options;  // frozen servers: see Kick
+  plan::PlanOptions options = BaseOptions();  // frozen servers: see Kick
   worker->uncertain = false;
   worker->stale.Clear();
   Apply(worker, plan::PlanWorker(*desired_, *observed, options));

@@ -156,6 +156,8 @@ class Reconciler {
 
   void OnWorkers(const model::WorkersReport& report, const registry::WorkerChanges& changes);
   bool IsTarget(model::WorkerRole role) const;
+  // Planning options that hold for every worker (the HAProxy version's costs).
+  plan::PlanOptions BaseOptions() const;
   void Kick(WorkerState* worker);
   // The steps of one reconcile. Callbacks find their worker again by pid and epoch: it may be
   // gone, or its pid reused by another worker.

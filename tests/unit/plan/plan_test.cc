@@ -561,7 +561,8 @@ TEST(PlanTest, AclsComparedPerPattern) {
 
 // A change past max(kReplaceMinKeys, kReplaceAboveFraction × size) replaces the table whole.
 TEST(PlanTest, ManyChangedEntriesReplaceTheTable) {
-  auto plan_with = [](size_t size, size_t changed) {
+  auto plan_with = [](size_t size, size_t changed,
+                      model::EntryLookup lookup = model::EntryLookup::kIndexed) {
     model::StringTable held, want;
     for (size_t i = 0; i < size; ++i) {
       std::string key = absl::StrCat("k", i);
@@ -570,7 +571,9 @@ TEST(PlanTest, ManyChangedEntriesReplaceTheTable) {
     }
     ObservedWorker worker;
     worker.maps["/m"] = ObservedEntries(std::move(held));
-    return PlanWorker(Desired().Map("/m", std::move(want)), worker, {});
+    PlanOptions options;
+    options.entry_lookup = lookup;
+    return PlanWorker(Desired().Map("/m", std::move(want)), worker, options);
   };
   ASSERT_EQ(model::kReplaceMinKeys, 64u);
   EXPECT_EQ(plan_with(100, 64).actions.size(), 64u);
@@ -578,6 +581,10 @@ TEST(PlanTest, ManyChangedEntriesReplaceTheTable) {
   // 5% of 10,000: 500.
   EXPECT_EQ(plan_with(10000, 500).actions.size(), 500u);
   EXPECT_THAT(Kinds(plan_with(10000, 501)), ElementsAre(ActionKind::kReplaceMap));
+  // Before 2.9 every per-entry command walks the map: 64 keys, whatever the size.
+  EXPECT_EQ(plan_with(10000, 64, model::EntryLookup::kWalksTable).actions.size(), 64u);
+  EXPECT_THAT(Kinds(plan_with(10000, 65, model::EntryLookup::kWalksTable)),
+              ElementsAre(ActionKind::kReplaceMap));
 }
 
 TEST(PlanTest, FullSeedSendsEveryManagedField) {
@@ -694,6 +701,29 @@ TEST(PlanTest, AWorkerBornFromWrittenFilesGetsOnlyTheChangesSince) {
   PendingChanges none;
   born.since = &none;
   EXPECT_THAT(Steps(PlanFullSeed(written, &born)), ElementsAre("map//other entries"));
+}
+
+// The same rule for pushes (PlanChanges) and for the changes a worker born from written files
+// lacks (PlanFullSeed).
+TEST(PlanTest, PendingChangesFollowTheVersionsEntryLookup) {
+  model::DesiredState held;
+  model::StringTable table;
+  for (int i = 0; i < 10000; ++i) table.Set(absl::StrCat("k", i), "old");
+  held.maps["/m"] = table;
+  model::DesiredState next = held;
+  for (int i = 0; i < 100; ++i) next.maps["/m"].Set(absl::StrCat("k", i), "new");
+  Pushes pushes = Push(held, {next});
+  PlanOptions walks;
+  walks.entry_lookup = model::EntryLookup::kWalksTable;
+  EXPECT_EQ(PlanChanges(pushes.desired, pushes.pending, {}).actions.size(), 100u);
+  EXPECT_THAT(Kinds(PlanChanges(pushes.desired, pushes.pending, walks)),
+              ElementsAre(ActionKind::kReplaceMap));
+  TablesAtBirth born;
+  born.maps = {"/m"};
+  born.since = &pushes.pending;
+  EXPECT_EQ(PlanFullSeed(pushes.desired, &born).actions.size(), 100u);
+  EXPECT_THAT(Kinds(PlanFullSeed(pushes.desired, &born, walks)),
+              ElementsAre(ActionKind::kReplaceMap));
 }
 
 model::DesiredState ThreeServers() {
