@@ -2,10 +2,16 @@
 // state is checked through the master CLI from the test itself (tests/support), not via hawk.
 
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,9 +53,8 @@ class StateTest : public ::testing::Test {
     ASSERT_TRUE(started) << started.error;
   }
   void StartHawk() {
-    hawk_ =
-        std::make_unique<HawkProcess>(dir_, haproxy_->master_socket(),
-                                      std::vector<std::string>{"--state-dir", dir_.File("state")});
+    hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket(),
+                                          std::vector<std::string>{"--state-dir", StateDir()});
     ASSERT_TRUE(hawk_->ok()) << hawk_->error();
     ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
     ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))
@@ -104,6 +109,8 @@ class StateTest : public ::testing::Test {
         R"("},{"key":"k with spaces; and semicolons","value":"v \\ x"}]}],)",
         R"("acls":[{"name":")", dir_.File("blocked.acl"), R"(","patterns":["192.0.2.0/24"]}]})");
   }
+
+  std::string StateDir() const { return dir_.File("state"); }
 
   TempDir dir_;
   std::unique_ptr<Backend> backend_a_;
@@ -350,6 +357,97 @@ TEST_F(StateTest, StateSurvivesSigkillAndSeedsTheNextWorker) {
   // Even a newer push must not go backwards after the restart.
   EXPECT_EQ(hawk_->Put("/v1/state", DesiredJson("v6", backend_a_->port(), "be_app", "6")).status,
             409);
+}
+
+// The state directory on a small tmpfs of its own, unmounted (lazily: hawk may still hold files
+// there) whatever the test's outcome.
+class StateDirFaultTest : public StateTest {
+ protected:
+  void SetUp() override {
+    StateTest::SetUp();
+    ASSERT_EQ(::mkdir(StateDir().c_str(), 0700), 0);
+    if (::mount("tmpfs", StateDir().c_str(), "tmpfs", 0, "size=1m,mode=0700") != 0) {
+      GTEST_SKIP() << "cannot mount a tmpfs for the state directory (needs root): "
+                   << std::strerror(errno);
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    hawk_.reset();
+    if (mounted_) ::umount2(StateDir().c_str(), MNT_DETACH);
+  }
+  // Writes a file until the file system is full; returns its path.
+  std::string Fill() {
+    std::string path = StateDir() + "/filler";
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    EXPECT_GE(fd, 0);
+    std::string block(4096, 'x');
+    for (size_t size : {size_t{4096}, size_t{1}}) {
+      while (::write(fd, block.data(), size) == static_cast<ssize_t>(size)) {
+      }
+    }
+    ::close(fd);
+    return path;
+  }
+  // DesiredJson with `extra` more map entries: a record larger than what is left of the journal
+  // file's last page.
+  std::string LargeDesiredJson(const std::string& version, int srv1_port,
+                               const std::string& generation, int extra) {
+    std::string entries;
+    for (int i = 0; i < extra; ++i) {
+      absl::StrAppend(&entries, R"({"key":"extra)", i, R"(.example.com","value":"be_app"},)");
+    }
+    std::string json = DesiredJson(version, srv1_port, "be_app", generation);
+    size_t at = json.find(R"("entries":[)") + std::string(R"("entries":[)").size();
+    return json.insert(at, entries);
+  }
+  bool mounted_ = false;
+};
+
+// A full state directory refuses the push (507, naming the cause) and nothing of it is applied:
+// the previous state stays in force and on disk; once there is room, pushes go through again
+// without a restart. (A read-only state directory is answered 503 by the same path; a remount
+// cannot show it here: hawk holds its journal open for writing, so the kernel refuses to remount
+// the file system read-only.)
+TEST_F(StateDirFaultTest, AFullStateDirectoryRefusesThePushAndKeepsThePrevious) {
+  StartHaproxy();
+  StartHawk();
+  int worker = haproxy_->CurrentWorkerPid();
+  ASSERT_EQ(hawk_->Put("/v1/state", DesiredJson("v7", backend_b_->port(), "be_other", "7")).status,
+            200);
+  std::string held = hawk_->Get("/v1/state").body;
+
+  std::string filler = Fill();
+  HttpResult full = hawk_->Put("/v1/state", LargeDesiredJson("v8", backend_a_->port(), "8", 5000));
+  EXPECT_EQ(full.status, 507) << full.body;
+  EXPECT_NE(full.body.find("RESOURCE_EXHAUSTED"), std::string::npos) << full.body;
+  EXPECT_NE(full.body.find("No space left on device"), std::string::npos) << full.body;
+  std::string patch = R"({"generation":8,"upsert":{"backends":[{"name":"be_app","servers":[)"
+                      R"({"name":"SRV_1","port":)" +
+                      std::to_string(backend_a_->port()) + R"(}]}],"maps":[{"name":")" +
+                      dir_.File("hosts.map") + R"(","entries":[)";
+  for (int i = 0; i < 5000; ++i)
+    absl::StrAppend(&patch, i ? "," : "", R"({"key":"p)", i, R"(","value":"v"})");
+  patch += "]}]}}";
+  HttpResult patched = hawk_->Patch("/v1/state", patch);
+  EXPECT_EQ(patched.status, 507) << patched.body;
+  EXPECT_EQ(hawk_->Get("/v1/state").body, held);
+  EXPECT_EQ(Server(worker, "be_app", "SRV_1").port, backend_b_->port());
+  EXPECT_EQ(Map(worker, dir_.File("hosts.map")).size(), 2u);
+
+  // Room again: the next push goes through, without a restart of hawk.
+  ASSERT_EQ(::unlink(filler.c_str()), 0);
+  HttpResult recovered =
+      hawk_->Put("/v1/state", LargeDesiredJson("v9", backend_a_->port(), "9", 5000));
+  ASSERT_EQ(recovered.status, 200) << recovered.body;
+  EXPECT_EQ(Server(worker, "be_app", "SRV_1").port, backend_a_->port());
+  std::string after = hawk_->Get("/v1/state").body;
+  // And the directory holds exactly that: a hawk restarted from it holds v9.
+  ASSERT_TRUE(hawk_->process()->Signal(SIGKILL));
+  ASSERT_TRUE(hawk_->process()->WaitExit(seconds(5)));
+  StartHawk();
+  EXPECT_EQ(hawk_->Get("/v1/state").body, after);
+  EXPECT_NE(after.find("\"v9\""), std::string::npos);
 }
 
 TEST_F(StateTest, WatchStreamsReportChangesAndHeartbeats) {
