@@ -25,7 +25,7 @@ using hawk::testing::WriteAll;
 struct Haproxy {
   std::string label;
   std::string binary;
-  std::string version_line;
+  std::string version_line;  // the first line of `haproxy -v`
 };
 
 inline std::vector<std::string> Split(const std::string& text, char sep) {
@@ -52,19 +52,41 @@ inline std::string VersionLine(const std::string& binary) {
   return output;
 }
 
-inline bool ParseHaproxy(const std::string& spec, const std::string& manifest_path,
-                         std::vector<Haproxy>* out) {
-  std::vector<Haproxy> manifest;
-  std::ifstream in(manifest_path);
+// The manifest's "<label> <binary>" lines (scripts/haproxy-versions.sh writes it); empty if it
+// cannot be read.
+inline std::vector<Haproxy> ReadManifest(const std::string& path) {
+  std::vector<Haproxy> out;
+  std::ifstream in(path);
   for (std::string line; std::getline(in, line);) {
     size_t space = line.find(' ');
-    if (space != std::string::npos && space > 0) {
-      manifest.push_back({line.substr(0, space), line.substr(space + 1), ""});
+    if (space == std::string::npos || space == 0 || space + 1 >= line.size()) continue;
+    out.push_back({line.substr(0, space), line.substr(space + 1), ""});
+  }
+  return out;
+}
+
+// --haproxy's value: `all` (every manifest line, in its order), or a comma-separated list of
+// LABEL=PATH (these binaries) and LABEL (the manifest's binary for it). False with a message on
+// stderr if an entry is bad.
+inline bool ParseHaproxy(const std::string& spec, const std::string& manifest_path,
+                         std::vector<Haproxy>* out) {
+  std::vector<Haproxy> manifest = ReadManifest(manifest_path);
+  if (spec == "all") {
+    if (manifest.empty()) {
+      std::fprintf(stderr, "--haproxy all: no versions in the manifest %s\n",
+                   manifest_path.c_str());
+      return false;
     }
+    *out = manifest;
+    return true;
   }
   for (const std::string& entry : Split(spec, ',')) {
     size_t eq = entry.find('=');
     if (eq != std::string::npos) {
+      if (eq == 0 || eq + 1 >= entry.size()) {
+        std::fprintf(stderr, "--haproxy: '%s' is not LABEL=PATH\n", entry.c_str());
+        return false;
+      }
       out->push_back({entry.substr(0, eq), entry.substr(eq + 1), ""});
       continue;
     }

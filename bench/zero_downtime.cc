@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_haproxy.h"
 #include "tests/e2e/scenario.h"
 #include "tests/support/haproxy_process.h"
 
@@ -51,95 +52,11 @@ using hawk::e2e::ScenarioOptions;
 using hawk::e2e::ScenarioResult;
 using hawk::testing::HaproxyProcess;
 
-struct Haproxy {
-  std::string label;
-  std::string binary;
-  std::string version_line;  // the first line of `haproxy -v`
-};
-
-std::vector<std::string> Split(const std::string& text, char sep) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, sep)) {
-    if (!item.empty()) out.push_back(item);
-  }
-  return out;
-}
-
-// The manifest's "<label> <binary>" lines; empty if it cannot be read.
-std::vector<Haproxy> ReadManifest(const std::string& path) {
-  std::vector<Haproxy> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    size_t space = line.find(' ');
-    if (space == std::string::npos || space == 0 || space + 1 >= line.size()) continue;
-    out.push_back({line.substr(0, space), line.substr(space + 1), ""});
-  }
-  return out;
-}
-
-std::string VersionLine(const std::string& binary) {
-  std::string output;
-  std::string command = "'" + binary + "' -v 2>&1";
-  if (FILE* pipe = ::popen(command.c_str(), "r")) {
-    char buffer[256];
-    if (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) output = buffer;
-    while (std::fgets(buffer, sizeof(buffer), pipe) != nullptr) {
-    }
-    ::pclose(pipe);
-  }
-  while (!output.empty() && (output.back() == '\n' || output.back() == '\r')) output.pop_back();
-  return output;
-}
-
-// --haproxy's value (see the header comment); false with a message on stderr if an entry is bad.
-bool ParseHaproxy(const std::string& spec, const std::string& manifest_path,
-                  std::vector<Haproxy>* out) {
-  std::vector<Haproxy> manifest = ReadManifest(manifest_path);
-  if (spec == "all") {
-    if (manifest.empty()) {
-      std::fprintf(stderr, "--haproxy all: no versions in the manifest %s\n",
-                   manifest_path.c_str());
-      return false;
-    }
-    *out = manifest;
-    return true;
-  }
-  for (const std::string& entry : Split(spec, ',')) {
-    size_t eq = entry.find('=');
-    if (eq != std::string::npos) {
-      if (eq == 0 || eq + 1 >= entry.size()) {
-        std::fprintf(stderr, "--haproxy: '%s' is not LABEL=PATH\n", entry.c_str());
-        return false;
-      }
-      out->push_back({entry.substr(0, eq), entry.substr(eq + 1), ""});
-      continue;
-    }
-    bool found = false;
-    for (const Haproxy& h : manifest) {
-      if (h.label == entry) {
-        out->push_back(h);
-        found = true;
-        break;
-      }
-    }
-    if (!found) {
-      std::fprintf(stderr, "--haproxy: no version '%s' in the manifest %s\n", entry.c_str(),
-                   manifest_path.c_str());
-      return false;
-    }
-  }
-  return !out->empty();
-}
-
-std::string ShellWord(const std::string& arg) {
-  if (arg.find_first_of(" \t'\"$\\*?") == std::string::npos) return arg;
-  std::string quoted = "'";
-  for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
+using hawk::bench::Haproxy;
+using hawk::bench::ParseHaproxy;
+using hawk::bench::ShellWord;
+using hawk::bench::Split;
+using hawk::bench::VersionLine;
 
 std::string UtcNow() {
   std::time_t now = std::time(nullptr);
