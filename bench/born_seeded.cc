@@ -6,9 +6,10 @@
 //
 // Per version: HAProxy in master-worker mode with one backend and a map (StateHaproxyConfig),
 // hawk, a PUT of 1 server + N map entries; then, for each mode (hawk restarted with the flag,
-// its state loaded from --state-dir), R rounds of POST /v1/reload, each timed from the reply
-// (the new worker serves: on 3.1+ that is when it is ready, on 2.6 when it is listed) until
-// hawk's report shows the new worker inSync with the PUT's version, polled every 2 ms.
+// its state loaded from --state-dir), R rounds of a PATCH of one map entry then POST
+// /v1/reload, each timed from the reply (the new worker serves: on 3.1+ that is when it is
+// ready, on 2.6 when it is listed) until hawk's report shows the new worker inSync, polled every
+// 2 ms; with the files, R more rounds without the PATCH (the file is then not written again).
 //
 //   build/default/bench/born_seeded [--haproxy LABEL[=PATH][,…]] [--manifest FILE]
 //                                   [--rounds R] [--entries N]
@@ -79,7 +80,12 @@ class BornSeededRun {
         put_done_ = true;
       }
       for (int round = 0; round < rounds_; ++round) {
-        if (!Round(&result)) return false;
+        if (!Round(&result, /*change_one_entry=*/true)) return false;
+      }
+      if (write_files) {
+        for (int round = 0; round < rounds_; ++round) {
+          if (!Round(&with_unchanged_files_, /*change_one_entry=*/false)) return false;
+        }
       }
     }
     return true;
@@ -102,6 +108,8 @@ class BornSeededRun {
     row("without the map file (`--write-map-files=false`): the seed replaces the map",
         without_files_);
     row("with the map file hawk writes before the reload", with_files_);
+    row("with the map file, nothing changed since the last reload (not written again)",
+        with_unchanged_files_);
     if (!without_files_.seed_ms.empty() && !with_files_.seed_ms.empty()) {
       std::printf("\nratio with/without (medians): %.3f\n",
                   Median(with_files_.seed_ms) / Median(without_files_.seed_ms));
@@ -118,10 +126,10 @@ class BornSeededRun {
   }
 
   std::string State() const {
-    std::string json =
-        absl::StrCat(R"({"version":"v1","backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
-                     R"("address":"127.0.0.1","port":)", backend_->port(), R"(,"weight":10}]}],)",
-                     R"("maps":[{"name":")", dir_.File("hosts.map"), R"(","entries":[)");
+    std::string json = absl::StrCat(
+        R"({"version":"v1","generation":1,"backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
+        R"("address":"127.0.0.1","port":)", backend_->port(), R"(,"weight":10}]}],)",
+        R"("maps":[{"name":")", dir_.File("hosts.map"), R"(","entries":[)");
     for (int i = 0; i < entries_; ++i) {
       absl::StrAppend(&json, i ? "," : "", R"({"key":"host)", i, R"(.example.com","value":"be_)",
                       i % 7, R"("})");
@@ -158,7 +166,18 @@ class BornSeededRun {
         timeout, milliseconds(2));
   }
 
-  bool Round(ModeResult* result) {
+  // One reload; with `change_one_entry`, a PATCH of one map entry before it (a controller's
+  // usual change between reloads; the file is then written again).
+  bool Round(ModeResult* result, bool change_one_entry) {
+    if (change_one_entry) {
+      ++generation_;
+      HttpResult patched = hawk_->Patch(
+          "/v1/state",
+          absl::StrCat(R"({"generation":)", generation_, R"(,"upsert":{"maps":[{"name":")",
+                       dir_.File("hosts.map"), R"(","entries":[{"key":"host1.example.com",)",
+                       R"("value":"be_round)", generation_, R"("}]}]}})"));
+      if (patched.status != 200) return Fail("PATCH: " + patched.body + patched.error);
+    }
     int old_worker = haproxy_process_->CurrentWorkerPid();
     Clock::time_point sent = Clock::now();
     HttpResult reload = hawk_->Post("/v1/reload", "");
@@ -204,6 +223,8 @@ class BornSeededRun {
   bool put_done_ = false;
   ModeResult without_files_;
   ModeResult with_files_;
+  ModeResult with_unchanged_files_;
+  int64_t generation_ = 1;
   std::string error_;
 };
 

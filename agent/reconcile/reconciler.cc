@@ -304,6 +304,13 @@ std::vector<cli::Command> TableListings(int pid) {
 }
 }  // namespace
 
+bool Reconciler::TableUnchangedSinceWritten(bool acl, const std::string& name) const {
+  if (!written_.has_value()) return false;
+  const auto& written = acl ? written_->acls : written_->maps;
+  const auto& changed = acl ? written_->since.acls() : written_->since.maps();
+  return written.contains(name) && !changed.contains(name);
+}
+
 void Reconciler::ListTables(WorkerState* worker) {
   Submit(worker, TableListings(worker->pid), &Reconciler::OnTablesListed);
 }

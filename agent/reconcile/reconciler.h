@@ -123,6 +123,8 @@ class Reconciler {
   // replaces this; PublishWhole forgets it.
   void TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
                      absl::flat_hash_map<std::string, int64_t> acls);
+  // Whether the last TablesWritten named this table and nothing changed it since.
+  bool TableUnchangedSinceWritten(bool acl, const std::string& name) const;
   // The sequence number of the latest push (0 before any).
   uint64_t latest_seq() const { return desired_seq_; }
   // nullptr until something was published.

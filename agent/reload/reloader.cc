@@ -356,9 +356,11 @@ void Reloader::WriteTableFiles() {
   absl::flat_hash_map<std::string, int64_t> maps;
   absl::flat_hash_map<std::string, int64_t> acls;
   size_t entries = 0;
+  size_t written = 0;
+  size_t unchanged = 0;
   std::vector<std::string> skipped;
   auto write = [&](bool acl, const std::string& name, const model::StringTable& table,
-                   absl::flat_hash_map<std::string, int64_t>* written) {
+                   absl::flat_hash_map<std::string, int64_t>* held) {
     absl::string_view kind = acl ? "ACL" : "map";
     // Only a regular file HAProxy already reads is replaced: hawk never creates one, and never
     // turns a symbolic link (a mounted ConfigMap's, say) into a file.
@@ -367,6 +369,23 @@ void Reloader::WriteTableFiles() {
       skipped.push_back(absl::StrCat(kind, " ", name, ": not a regular file"));
       return;
     }
+    std::string key = absl::StrCat(kind, ":", name);
+    auto as_written = [](const struct stat& file) {
+      return WrittenFile{
+          static_cast<uint64_t>(file.st_dev), static_cast<uint64_t>(file.st_ino),
+          static_cast<int64_t>(file.st_size),
+          static_cast<int64_t>(file.st_mtim.tv_sec) * 1000000000 + file.st_mtim.tv_nsec};
+    };
+    // Written by hawk, untouched since (same inode, size and mtime: a rename over it or an edit
+    // changes one of them), and its table unchanged: the file already holds it.
+    auto last = written_files_.find(key);
+    if (last != written_files_.end() && last->second == as_written(st) &&
+        reconciler_->TableUnchangedSinceWritten(acl, name)) {
+      (*held)[name] = static_cast<int64_t>(table.size());
+      ++unchanged;
+      return;
+    }
+    written_files_.erase(key);
     absl::StatusOr<std::string> contents = plan::RenderTableFile(acl, table);
     absl::Status status = contents.status();
     if (status.ok()) {
@@ -381,7 +400,9 @@ void Reloader::WriteTableFiles() {
       skipped.push_back(absl::StrCat(kind, " ", name, ": ", status.message()));
       return;
     }
-    (*written)[name] = static_cast<int64_t>(table.size());
+    if (::stat(name.c_str(), &st) == 0) written_files_[key] = as_written(st);
+    (*held)[name] = static_cast<int64_t>(table.size());
+    ++written;
     entries += table.size();
   };
   for (const auto& [name, table] : model::SortedByName(desired->maps)) {
@@ -390,9 +411,10 @@ void Reloader::WriteTableFiles() {
   for (const auto& [name, table] : model::SortedByName(desired->acls)) {
     write(/*acl=*/true, *name, *table, &acls);
   }
-  Note(absl::StrCat("map and ACL files: ", maps.size(), " maps and ", acls.size(),
-                    " ACLs written (", entries, " entries) in ",
-                    (uv_hrtime() - started_ns) / 1000000, " ms; the new worker reads them"));
+  Note(absl::StrCat("map and ACL files: ", written, " written (", entries, " entries) in ",
+                    (uv_hrtime() - started_ns) / 1000000, " ms, ", unchanged,
+                    " unchanged since hawk wrote them; the new worker reads ", maps.size(),
+                    " maps and ", acls.size(), " ACLs from them"));
   for (const std::string& line : skipped) {
     Note(absl::StrCat("not written, the new worker gets it over the CLI: ", line));
   }

@@ -38,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
@@ -177,6 +178,16 @@ class Reloader {
   uint64_t next_id_ = 1;
   std::deque<ReloadRecord> history_;
   std::vector<std::string> config_warnings_;
+  // The map and ACL files as hawk last wrote them (WriteTableFiles): a file that still looks so
+  // and whose table has not changed since is not written again.
+  struct WrittenFile {
+    uint64_t device = 0;
+    uint64_t inode = 0;
+    int64_t size = 0;
+    int64_t mtime_ns = 0;
+    friend bool operator==(const WrittenFile&, const WrittenFile&) = default;
+  };
+  absl::flat_hash_map<std::string, WrittenFile> written_files_;  // by "map:<name>" / "acl:<name>"
   // External reload detection: the master as of the last report, and a reload seen but not yet
   // decided.
   ReloadBaseline last_seen_;  // master_pid 0: no master seen yet

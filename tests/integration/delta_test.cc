@@ -247,8 +247,9 @@ TEST_F(DeltaTest, ANewWorkerIsBornHoldingTheMapFileHawkWrote) {
         seconds(30)))
         << hawk_->Workers().raw;
   });
-  EXPECT_THAT(reload.body, ::testing::HasSubstr("1 maps and 0 ACLs written (100001 entries)"));
-  EXPECT_LT(lines, 200u) << reload.body << hawk_->LogTail() << "the reload and the new worker's seed sent " << lines
+  EXPECT_THAT(reload.body, ::testing::HasSubstr("map and ACL files: 1 written (100001 entries)"));
+  EXPECT_LT(lines, 200u) << reload.body << hawk_->LogTail()
+                         << "the reload and the new worker's seed sent " << lines
                          << " lines to the master (the map alone is 100,001)";
   std::vector<std::string> held = Map(new_worker);
   EXPECT_EQ(held.size(), static_cast<size_t>(kMapEntries + 1));
@@ -260,6 +261,38 @@ TEST_F(DeltaTest, ANewWorkerIsBornHoldingTheMapFileHawkWrote) {
   EXPECT_EQ(st.st_mode & 07777, 0640u);
   EXPECT_EQ(st.st_uid, uid);
   EXPECT_EQ(st.st_gid, gid);
+
+  // Nothing changed since: the next reload does not write the file again, and the worker it
+  // starts holds the map all the same.
+  HttpResult again;
+  lines = LinesDuring([&] {
+    again = hawk_->Post("/v1/reload", "");
+    ASSERT_EQ(again.status, 200) << again.body;
+    // Every listed worker (the new one, and the old one until it exits) holds v1.
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          WorkersView view = hawk_->Workers();
+          std::vector<int> current = view.PidsWithRole("CURRENT");
+          if (current.size() != 1 || current[0] == new_worker) return false;
+          const WorkerView* w = view.Find(current[0]);
+          return w != nullptr && w->in_sync && w->applied_version == "v1";
+        },
+        seconds(30)))
+        << hawk_->Workers().raw;
+  });
+  EXPECT_LT(lines, 200u) << again.body;
+  EXPECT_THAT(again.body, ::testing::HasSubstr("0 written (0 entries)")) << again.body;
+  EXPECT_THAT(again.body, ::testing::HasSubstr("1 unchanged since hawk wrote them"));
+  struct stat st_again {};
+  ASSERT_EQ(::stat(map_path.c_str(), &st_again), 0);
+  EXPECT_EQ(st_again.st_ino, st.st_ino);
+  // One entry changed: written again.
+  ASSERT_EQ(hawk_->Patch("/v1/state", EntryPatch(3, "fresh.example.com", "be_fresher")).status,
+            200);
+  HttpResult third = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(third.status, 200) << third.body;
+  EXPECT_THAT(third.body, ::testing::HasSubstr("1 written (100001 entries)")) << third.body;
+  EXPECT_NE(ReadFile(map_path).find("fresh.example.com be_fresher\n"), std::string::npos);
 }
 
 }  // namespace
