@@ -33,7 +33,8 @@ ABSL_FLAG(std::vector<std::string>, listen, {},
           "Where to serve hawk's API: unix:PATH (created with mode 0600) or tcp:127.0.0.1:PORT. "
           "Repeatable");
 ABSL_FLAG(std::vector<std::string>, probe_listen, {},
-          "Where to serve only /healthz and /readyz for probes, e.g. tcp:0.0.0.0:8081. Repeatable");
+          "Where to serve only /healthz, /readyz and /metrics (probes and Prometheus), e.g. "
+          "tcp:0.0.0.0:8081. Repeatable");
 ABSL_FLAG(absl::Duration, poll_interval, absl::Seconds(1),
           "How often to re-read the worker list (reloads are noticed at once anyway)");
 ABSL_FLAG(std::string, state_dir, "",

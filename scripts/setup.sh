@@ -11,6 +11,8 @@ packages=(
   protobuf-compiler libprotobuf-dev
   haproxy curl jq socat iproute2 procps
 )
+# promtool (Debian's prometheus package) checks hawk's /metrics output in the tests.
+[[ "${HAWK_TEST_TOOLS:-0}" == 1 ]] && packages+=(prometheus)
 # clang-14 and its runtime are only needed for the fuzz targets (the `fuzz` preset).
 [[ " $* " == *" fuzz "* ]] && packages+=(clang-14 libclang-rt-14-dev)
 missing=()

@@ -12,7 +12,7 @@ presets=(default)
 [[ "${HAWK_SKIP_ASAN:-0}" == 1 ]] || presets+=(asan)
 # First: the build reads the versions' manifest to register one run per version.
 scripts/haproxy-versions.sh
-scripts/setup.sh "${presets[@]}"
+HAWK_TEST_TOOLS=1 scripts/setup.sh "${presets[@]}"
 
 for preset in "${presets[@]}"; do
   echo "== ctest ($preset)"

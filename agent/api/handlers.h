@@ -1,7 +1,7 @@
 #pragma once
 
 // The endpoints. Each Register* function adds its routes; the app decides which listener gets
-// which (the probe listener serves only health and readiness).
+// which (the probe listener serves only health, readiness and metrics).
 
 #include <functional>
 

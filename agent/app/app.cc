@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/api/handlers.h"
+#include "agent/api/metrics_api.h"
 #include "agent/api/reload_api.h"
 #include "agent/api/state_api.h"
 #include "agent/base/log.h"
@@ -116,6 +117,10 @@ absl::Status App::Init() {
     watch_->Handle(request, std::move(r));
   });
   api::RegisterHealthRoutes(&probe_router_, registry_.get());
+  api::MetricsSources metrics{[this] { return Snapshot(); }, reconciler_.get(), reloader_.get(),
+                              client_.get(), HAWK_VERSION};
+  api::RegisterMetricsRoutes(&api_router_, metrics);
+  api::RegisterMetricsRoutes(&probe_router_, metrics);
 
   auto listen = [this](const base::Address& address, const api::Router* router) -> absl::Status {
     http::ServerOptions options;

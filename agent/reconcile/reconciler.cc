@@ -26,6 +26,8 @@ constexpr uint64_t kFirstRetryMs = 5;
 constexpr uint64_t kMaxRetryMs = 1000;
 // Quiet time after the last full reconcile before its memory is given back (ScheduleTrim).
 constexpr uint64_t kTrimAfterFullRunMs = 1000;
+// Pushes whose publish time is remembered for the push latency histograms.
+constexpr size_t kRememberedPushes = 4096;
 // Added to a batch's deadline per command it carries.
 constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 
@@ -80,6 +82,8 @@ struct Reconciler::WorkerState {
   std::string freeze_reply;              // the reply that froze this worker
   bool sessions_busy = false;
   absl::Time sessions_at = absl::InfinitePast();
+  absl::Time listed_at = absl::InfinitePast();  // when the registry first listed it
+  bool seed_timed = false;                      // its seed time is in stats_.seed_seconds
 };
 
 struct Reconciler::Waiter {
@@ -144,9 +148,15 @@ Reconciler::WorkerState* Reconciler::Find(int pid, uint64_t epoch) {
   return worker != nullptr && worker->epoch == epoch ? worker : nullptr;
 }
 
+void Reconciler::RememberPublish() {
+  publish_times_.emplace_back(desired_seq_, wall_clock_());
+  while (publish_times_.size() > kRememberedPushes) publish_times_.pop_front();
+}
+
 uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
   active_ = true;
   ++desired_seq_;
+  RememberPublish();
   if (written_.has_value()) {
     written_->since.Merge(summary, *desired_);
     if (written_->since.size() > options_.max_pending_objects) written_.reset();
@@ -177,6 +187,7 @@ uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
 uint64_t Reconciler::PublishWhole() {
   active_ = true;
   ++desired_seq_;
+  RememberPublish();
   written_.reset();  // no summary says what changed since the files were written
   for (auto& [pid, worker] : workers_) {
     if (!worker->seed) worker->observe = true;
@@ -205,6 +216,8 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
       fresh->seed = !first && std::find(changes.appeared.begin(), changes.appeared.end(), w.pid) !=
                                   changes.appeared.end();
       fresh->observe = !fresh->seed;
+      fresh->listed_at = wall_clock_();
+      fresh->seed_timed = !fresh->seed;  // only workers born while hawk runs are timed
       state = fresh.get();
       workers_.emplace(w.pid, std::move(fresh));
     }
@@ -593,6 +606,7 @@ void Reconciler::Finish(WorkerState* worker) {
   sync.refused = worker->refusals;
   sync.in_sync = worker->stale.empty();
   if (sync.in_sync) sync.applied_version = worker->running_version;
+  RecordLatencies(*worker, worker->synced_seq, worker->running_seq);
   worker->synced_seq = worker->running_seq;
   // A refusal HAProxy gave for no reason hawk knows: what the worker holds may differ from what
   // hawk believes. Look at everything once (not after a full reconcile: that would loop).
@@ -610,6 +624,27 @@ void Reconciler::Finish(WorkerState* worker) {
   // EndReconcile may have started another reconcile; the session count is independent of it.
   if (WorkerState* again = Find(pid, epoch); again != nullptr && stale_servers) {
     RefreshSessions(again);
+  }
+}
+
+void Reconciler::RecordLatencies(WorkerState& worker, uint64_t from_seq, uint64_t to_seq) {
+  absl::Time now = wall_clock_();
+  if (!worker.seed_timed && worker.sync.in_sync) {
+    worker.seed_timed = true;
+    stats_.seed_seconds.Observe(absl::ToDoubleSeconds(now - worker.listed_at));
+  }
+  metrics::Histogram* push = nullptr;
+  if (worker.role == model::WorkerRole::kCurrent) push = &stats_.push_applied_current_seconds;
+  if (worker.role == model::WorkerRole::kLeaving) push = &stats_.push_applied_leaving_seconds;
+  if (push == nullptr || publish_times_.empty() || to_seq <= from_seq) return;
+  // The pushes in (from_seq, to_seq] still remembered; publish_times_ holds consecutive seqs.
+  uint64_t first = publish_times_.front().first;
+  for (uint64_t seq = std::max(from_seq + 1, first); seq <= to_seq; ++seq) {
+    size_t index = seq - first;
+    if (index >= publish_times_.size()) break;
+    absl::Time published = publish_times_[index].second;
+    if (published < worker.listed_at) continue;  // before the worker existed: its seed's time
+    push->Observe(absl::ToDoubleSeconds(now - published));
   }
 }
 

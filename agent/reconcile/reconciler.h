@@ -26,15 +26,18 @@
 #include <uv.h>
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/cli/client.h"
+#include "agent/metrics/exposition.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/workers.h"
@@ -92,6 +95,12 @@ struct ReconcilerStats {
   uint64_t batches_via_worker_socket = 0;
   // Tables that seeds took from the files hawk wrote (TablesWritten) instead of replacing them.
   uint64_t tables_from_files = 0;
+  // From a push's Publish to each target worker finishing a reconcile that covers it (pushes made
+  // after the worker appeared), by role at the time.
+  metrics::Histogram push_applied_current_seconds{metrics::LatencyBucketsSeconds()};
+  metrics::Histogram push_applied_leaving_seconds{metrics::LatencyBucketsSeconds()};
+  // From a new worker being listed to its first reconcile that leaves it in sync.
+  metrics::Histogram seed_seconds{metrics::LatencyBucketsSeconds()};
 };
 
 class Reconciler {
@@ -182,6 +191,9 @@ class Reconciler {
   void Finish(WorkerState* worker);
   void Fail(WorkerState* worker, std::string error);
   void ScheduleTrim();
+  // Publish times, and the histograms of ReconcilerStats once `worker` reached `to_seq`.
+  void RememberPublish();
+  void RecordLatencies(WorkerState& worker, uint64_t from_seq, uint64_t to_seq);
   void EndReconcile(WorkerState* worker);
   void RefreshSessions(WorkerState* worker);
   void OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
@@ -216,6 +228,8 @@ class Reconciler {
     plan::PendingChanges since;
   };
   absl::optional<WrittenTables> written_;
+  // When each recent push was published (seq, time), oldest first; for push_applied_*_seconds.
+  std::deque<std::pair<uint64_t, absl::Time>> publish_times_;
   uv::Timer resync_timer_;
   // After a full reconcile (a seed or an observation: replies and commands of the whole state)
   // gives its memory back to the system once no other is running; see ScheduleTrim.

@@ -648,6 +648,8 @@ void Reloader::RecordExternal(ReloadResult result, const ReloadJudgement& judgem
 }
 
 void Reloader::Record(ReloadRecord record) {
+  ++counters_.reloads[static_cast<int>(record.trigger)][static_cast<int>(record.result)];
+  counters_.duration_seconds.Observe(absl::ToDoubleSeconds(record.duration));
   history_.push_front(std::move(record));
   while (history_.size() > options_.history_size) history_.pop_back();
 }

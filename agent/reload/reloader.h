@@ -43,6 +43,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/cli/client.h"
+#include "agent/metrics/exposition.h"
 #include "agent/parse/reload.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
@@ -95,6 +96,13 @@ struct ReloadRecord {
   bool config_restored = false;  // … and the previous one was put back after the failure
 };
 
+// Every reload recorded since hawk started (the history keeps only the last few), for metrics.
+struct ReloadCounters {
+  // By trigger and result, indexed by their enum values.
+  uint64_t reloads[2][4] = {};
+  metrics::Histogram duration_seconds{metrics::LatencyBucketsSeconds()};
+};
+
 struct ReloadOutcome {
   // OK; FailedPrecondition: the configuration was rejected (HTTP 422); Unavailable: the master
   // CLI is unreachable; DeadlineExceeded: no verdict in time; Internal: a file could not be
@@ -127,6 +135,8 @@ class Reloader {
 
   // The recent reloads, newest first.
   std::vector<ReloadRecord> History() const;
+  // Every reload since hawk started.
+  const ReloadCounters& counters() const { return counters_; }
 
   // Advice on the configuration file (parse/haproxy_config.h), refreshed at start and after
   // every configuration hawk writes. Empty without --haproxy-config.
@@ -177,6 +187,7 @@ class Reloader {
   bool any_round_ = false;
   uint64_t next_id_ = 1;
   std::deque<ReloadRecord> history_;
+  ReloadCounters counters_;
   std::vector<std::string> config_warnings_;
   // The map and ACL files as hawk last wrote them (WriteTableFiles): a file that still looks so
   // and whose table has not changed since is not written again.

@@ -6,11 +6,13 @@
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -32,6 +34,16 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
+
+// Runs `command` with /bin/sh; its exit status (-1 if it could not run), its output in *output.
+int RunShell(const std::string& command, std::string* output) {
+  FILE* pipe = ::popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return -1;
+  char buffer[4096];
+  for (size_t n; (n = std::fread(buffer, 1, sizeof(buffer), pipe)) > 0;) output->append(buffer, n);
+  int status = ::pclose(pipe);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
 
 long MsSince(Clock::time_point t) {
   return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
@@ -228,6 +240,37 @@ TEST_F(StateTest, WithoutGraceTheLeavingWorkerIsFrozenButGetsMaps) {
                       "backend/be_app/server/SRV_1"),
             old->stale_objects.end())
       << view.raw;
+
+  // The same, as Prometheus scrapes it; promtool (Debian's prometheus package) accepts it.
+  HttpResult scraped = hawk_->Get("/metrics");
+  ASSERT_EQ(scraped.status, 200);
+  EXPECT_EQ(scraped.Header("content-type"), "text/plain; version=0.0.4; charset=utf-8");
+  const std::string& text = scraped.body;
+  int new_worker = haproxy_->CurrentWorkerPid();
+  std::string leaving = absl::StrCat(R"(pid=")", old_worker, R"(",role="LEAVING")");
+  std::string current = absl::StrCat(R"(pid=")", new_worker, R"(",role="CURRENT")");
+  for (const std::string& series : {
+           absl::StrCat("hawk_worker_frozen{", leaving, "} 1\n"),
+           absl::StrCat("hawk_worker_in_sync{", leaving, "} 0\n"),
+           absl::StrCat("hawk_worker_stale_objects{", leaving, R"(,kind="server"} 1)", "\n"),
+           absl::StrCat("hawk_worker_sessions_on_stale_servers{", leaving, "} 1\n"),
+           absl::StrCat("hawk_worker_frozen{", current, "} 0\n"),
+           absl::StrCat("hawk_worker_in_sync{", current, "} 1\n"),
+           std::string(R"(hawk_reloads_total{trigger="EXTERNAL",result="SUCCEEDED"} 1)"
+                       "\n"),
+           std::string("hawk_master_cli_reachable 1\n"),
+           std::string(R"(hawk_workers{role="LEAVING"} 1)"
+                       "\n"),
+       }) {
+    EXPECT_NE(text.find(series), std::string::npos) << series << " not in:\n" << text;
+  }
+  EXPECT_NE(text.find(R"(hawk_push_applied_seconds_count{role="CURRENT"} 2)"), std::string::npos)
+      << text;
+  WriteFile(dir_.File("metrics.txt"), text);
+  std::string promtool_output;
+  int promtool = RunShell("promtool check metrics < " + dir_.File("metrics.txt"), &promtool_output);
+  EXPECT_EQ(promtool, 0) << "promtool check metrics (install Debian's prometheus package): "
+                         << promtool_output;
   EXPECT_TRUE(slow.Wait(seconds(10)));
 }
 

@@ -1,0 +1,39 @@
+#pragma once
+
+// GET /metrics: hawk's state and counters in the Prometheus text exposition format
+// (agent/metrics). A scrape reads what the components already hold (the per-worker report,
+// counters, histograms): O(workers + stale objects), nothing is computed on a push's path.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "agent/api/router.h"
+#include "agent/cli/client.h"
+#include "agent/metrics/exposition.h"
+#include "agent/model/workers.h"
+#include "agent/reconcile/reconciler.h"
+#include "agent/reload/reloader.h"
+
+namespace hawk::api {
+
+// What a scrape reads. The pointers outlive the routes.
+struct MetricsSources {
+  std::function<model::WorkersReport()> snapshot;
+  const reconcile::Reconciler* reconciler = nullptr;
+  const reload::Reloader* reloader = nullptr;
+  const cli::MasterClient* client = nullptr;
+  std::string version;  // hawk's, for hawk_build_info
+};
+
+// The families of one scrape. The histograms point into the reconciler's and reloader's
+// counters: format them before those change (on the loop thread, at once).
+std::vector<metrics::Family> CollectMetrics(const model::WorkersReport& report,
+                                            const reconcile::ReconcilerStats& reconciler,
+                                            const reload::ReloadCounters& reloads,
+                                            const cli::MasterClientStats& client,
+                                            const std::string& version);
+
+void RegisterMetricsRoutes(Router* router, MetricsSources sources);
+
+}  // namespace hawk::api
