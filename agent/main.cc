@@ -10,6 +10,7 @@
 #include <iostream>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/flags/commandlineflag.h"
@@ -24,6 +25,7 @@
 #include "absl/strings/str_split.h"
 #include "agent/app/app.h"
 #include "agent/base/log.h"
+#include "agent/status/status_main.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/signal.h"
 
@@ -230,6 +232,10 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // `hawk status …`: a person's view of a running hawk (agent/status), not the daemon.
+  if (argc > 1 && std::string_view(argv[1]) == "status") {
+    return hawk::status::StatusMain(argc - 1, argv + 1);
+  }
   // Memory: a whole-state PUT at ingress scale allocates a few tens of megabytes (the body, the
   // parser's buffers, the new state) and frees them again. Fresh pages cost ~10 µs each to touch
   // on the VMs hawk runs on, so malloc keeps that memory for the next PUT (big blocks come from

@@ -34,11 +34,8 @@ v2_port=$(free_port)
 
 step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 api() { curl -s --unix-socket "$work/hawk.sock" "$@"; }
-report() {
-  api http://hawk/v1/workers |
-    jq -r '"master \(.master.pid): reloads=\(.master.reloads) failed=\(.master.failedReloads)",
-           (.workers[] | "  worker \(.pid)  \(.role)\tconnections=\(.connections)\tapplied=\(.appliedVersion)\tinSync=\(.inSync)\tfrozen=\(.frozen)")'
-}
+# The per-worker report as a person reads it (GET /v1/workers; `--json` passes it through).
+report() { "$hawk_bin" status "unix:$work/hawk.sock"; }
 
 step "backends app-v1 on 127.0.0.1:$v1_port and app-v2 on 127.0.0.1:$v2_port"
 "$backend_bin" --listen "127.0.0.1:$v1_port" --name app-v1 --quiet >"$work/v1.log" 2>&1 &
@@ -70,9 +67,10 @@ step "HAProxy 2.6 in master-worker mode: haproxy -W -S $work/master.sock"
 haproxy -W -S "$work/master.sock" -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
 pids+=($!)
 
+probe_port=$(free_port)
 step "hawk --master-socket $work/master.sock --listen unix:$work/hawk.sock"
 "$hawk_bin" --master-socket "$work/master.sock" --listen "unix:$work/hawk.sock" \
-  --probe-listen "tcp:127.0.0.1:$(free_port)" --haproxy-config "$work/haproxy.cfg" \
+  --probe-listen "tcp:127.0.0.1:$probe_port" --haproxy-config "$work/haproxy.cfg" \
   --state-dir "$work/state" >"$work/hawk.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do
@@ -80,7 +78,7 @@ for _ in $(seq 100); do
   sleep 0.05
 done
 
-step "report before anything happens"
+step "hawk status: before anything happens"
 report
 
 step "PUT /v1/state: SRV_1 -> app-v2 (the controller's desired state)"
@@ -97,15 +95,17 @@ sleep 0.3
 
 step "POST /v1/reload (hawk reloads through the master CLI and seeds the new worker)"
 api -X POST http://hawk/v1/reload | jq -c '{success, newWorkerPid, durationMs}'
-step "report during the reload: the old worker is LEAVING, holds the request, and the state"
+step "hawk status during the reload: the old worker is LEAVING, holds the request, and the state"
 report
+step "GET /metrics (Prometheus) on the probe listener: the per-worker series"
+curl -s "http://127.0.0.1:$probe_port/metrics" | grep -E '^hawk_worker_(connections|in_sync|frozen)'
 
 wait "$slow"
 for _ in $(seq 60); do
   report | grep -q LEAVING || break
   sleep 0.1
 done
-step "report after the request finished: the leaving worker is gone"
+step "hawk status after the request finished: the leaving worker is gone"
 report
 step "GET /v1/reloads"
 api http://hawk/v1/reloads | jq -c '.reloads[] | {id, trigger, result, durationMs, newWorkerPid}'

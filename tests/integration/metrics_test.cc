@@ -1,7 +1,11 @@
-// hawk's /metrics read by Debian's own Prometheus server: it scrapes hawk's probe listener
-// through a reload, and the series come back through Prometheus' HTTP query API.
+// The operator's views of a running hawk: /metrics read by Debian's own Prometheus server (it
+// scrapes hawk's probe listener through a reload; the series come back through Prometheus' HTTP
+// query API), and `hawk status` showing a current and a frozen leaving worker.
+
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,6 +14,8 @@
 #include "gtest/gtest.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
+#include "tests/support/in_flight_request.h"
+#include "tests/support/master_cli.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait_until.h"
 
@@ -78,6 +84,99 @@ TEST(MetricsTest, PrometheusScrapesHawkThroughAReload) {
   HttpResult targets = Fetch(prometheus_address, "GET", "/api/v1/targets", "", seconds(2));
   EXPECT_NE(targets.body.find("\"health\":\"up\""), std::string::npos) << targets.body;
   prometheus->Stop();
+}
+
+struct RunResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+// `hawk <args>`, its exit code and its output (stdout and stderr).
+RunResult RunHawk(const TempDir& dir, std::vector<std::string> args) {
+  SubprocessOptions options;
+  options.argv = {std::getenv("HAWK_BINARY")};
+  for (std::string& a : args) options.argv.push_back(std::move(a));
+  options.stdout_path = dir.File("status-out.txt");
+  options.stderr_path = options.stdout_path;
+  ::unlink(options.stdout_path.c_str());
+  std::string error;
+  auto process = Subprocess::Spawn(options, &error);
+  EXPECT_NE(process, nullptr) << error;
+  RunResult run;
+  if (process == nullptr) return run;
+  EXPECT_TRUE(process->WaitExit(seconds(10)));
+  run.exit_code = process->exit_code();
+  run.output = ReadFile(options.stdout_path);
+  return run;
+}
+
+TEST(StatusTest, ShowsTheCurrentAndAFrozenLeavingWorkerWithWhatIsStale) {
+  TempDir dir;
+  Backend a(dir, "A");
+  Backend b(dir, "B");
+  ASSERT_TRUE(a.ok() && b.ok());
+  int frontend_port = FreeTcpPort();
+  HaproxyProcess haproxy(dir, StateHaproxyConfig(dir, frontend_port, a.port(), ""));
+  Result started = haproxy.Start();
+  ASSERT_TRUE(started) << started.error;
+  HawkProcess hawk(dir, haproxy.master_socket());
+  ASSERT_TRUE(hawk.ok()) << hawk.error();
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  auto state = [&](const std::string& version, int port) {
+    return absl::StrCat(R"({"version":")", version,
+                        R"(","backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
+                        R"("address":"127.0.0.1","port":)", port, "}]}]}");
+  };
+  ASSERT_EQ(hawk.Put("/v1/state", state("v1", a.port())).status, 200);
+  int old_worker = haproxy.CurrentWorkerPid();
+  InFlightRequest slow(frontend_port, "/slow?ms=3000");
+  ASSERT_TRUE(slow.WaitSent(seconds(2)));
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        return MasterCli::Command(haproxy.master_socket(),
+                                  "@!" + std::to_string(old_worker) + " show info")
+                   .find("CurrConns: 1") != std::string::npos;
+      },
+      seconds(2)));
+  ASSERT_TRUE(haproxy.ReloadViaCli());
+  int new_worker = haproxy.WaitForNewWorker(old_worker);
+  ASSERT_GT(new_worker, 0);
+  ASSERT_TRUE(
+      WaitUntil([&] { return hawk.Workers().PidsWithRole("LEAVING").size() == 1; }, seconds(2)));
+  ASSERT_EQ(hawk.Put("/v1/state", state("v2", b.port())).status, 200);
+
+  RunResult run;
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        run = RunHawk(dir, {"status", hawk.api_address()});
+        return run.output.find("Proxy is disabled.") != std::string::npos;
+      },
+      seconds(5)))
+      << run.output;
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output.find("\x1b["), std::string::npos) << "colours outside a terminal";
+  for (const std::string& expected : {
+           absl::StrCat("master ", haproxy.master_pid()),
+           std::string("PID"),
+           absl::StrCat(new_worker, "  CURRENT"),
+           absl::StrCat(old_worker, "  LEAVING"),
+           absl::StrCat("worker ", old_worker, " (LEAVING)"),
+           std::string("stale   backend/be_app/server/SRV_1"),
+           absl::StrCat("refused `set server be_app/SRV_1 addr 127.0.0.1 port ", b.port()),
+       }) {
+    EXPECT_NE(run.output.find(expected), std::string::npos) << "\"" << expected << "\" not in:\n"
+                                                            << run.output;
+  }
+  RunResult json = RunHawk(dir, {"status", "--json", hawk.api_address()});
+  EXPECT_EQ(json.exit_code, 0);
+  EXPECT_NE(json.output.find("\"workers\":["), std::string::npos) << json.output;
+
+  RunResult unreachable = RunHawk(dir, {"status", dir.File("nothing.sock")});
+  EXPECT_EQ(unreachable.exit_code, 1);
+  EXPECT_EQ(unreachable.output,
+            "hawk status: hawk is not reachable at unix:" + dir.File("nothing.sock") +
+                ": connect: No such file or directory\n");
+  EXPECT_TRUE(slow.Wait(seconds(10)));
 }
 
 }  // namespace

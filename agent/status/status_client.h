@@ -1,0 +1,27 @@
+#pragma once
+
+// `hawk status`'s client: a blocking HTTP/1.1 GET to hawk's API (unix socket or TCP), the
+// response parsed by llhttp. A command-line tool's client, never used inside the daemon's loop.
+
+#include <functional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "agent/base/address.h"
+
+namespace hawk::status {
+
+// The body of GET `target` (status 200), within `timeout`. Unavailable (naming the address) when
+// hawk cannot be reached; Internal for another status, with hawk's error.
+absl::StatusOr<std::string> Get(const base::Address& address, absl::string_view target,
+                                absl::Duration timeout);
+
+// GET `target` as a stream (NDJSON): `on_line` gets each line as it arrives until it returns
+// false or the stream ends.
+absl::Status Stream(const base::Address& address, absl::string_view target,
+                    const std::function<bool(absl::string_view line)>& on_line);
+
+}  // namespace hawk::status
