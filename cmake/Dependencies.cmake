@@ -3,6 +3,8 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(libuv REQUIRED IMPORTED_TARGET libuv>=1.44)
 find_package(simdjson CONFIG REQUIRED)
 find_package(absl CONFIG REQUIRED)
+# TLS for the API (agent/tls): Debian's libssl-dev, OpenSSL 3.0.
+find_package(OpenSSL 3.0 REQUIRED)
 
 # llhttp: prefer an installed library; otherwise compile the C sources that Debian's
 # node-llhttp package ships (llhttp 8.1) into a static target.

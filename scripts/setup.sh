@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake pkg-config git ca-certificates
-  libuv1-dev libsimdjson-dev libabsl-dev node-llhttp
+  libuv1-dev libsimdjson-dev libabsl-dev node-llhttp libssl-dev openssl
   libgtest-dev libgmock-dev libbenchmark-dev
   protobuf-compiler libprotobuf-dev
   haproxy curl jq socat iproute2 procps
