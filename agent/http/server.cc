@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/types/optional.h"
 #include "agent/base/log.h"
+#include "agent/tls/server_stream.h"
+#include "agent/uv/byte_stream.h"
 #include "agent/uv/stream.h"
 #include "agent/uv/timer.h"
 
@@ -53,14 +55,15 @@ struct Exchange {
   bool answered = false;  // the response is complete: every call is a no-op
 };
 
-// One accepted connection. Ownership: the Server's map holds it while it is open, its stream's
-// close callback while it closes; Responders hold it weakly. It never dies on its own callbacks'
-// stacks: Abort() closes the stream and the close callback drops the last owner. Stream and
-// timer callbacks capture `this`: both handles are members and call nothing once destroyed.
+// One accepted connection, over a plain socket or TLS (a uv::ByteStream either way). Ownership:
+// the Server's map holds it while it is open, its stream's close callback while it closes;
+// Responders hold it weakly. It never dies on its own callbacks' stacks: Abort() closes the
+// stream and the close callback drops the last owner. Stream and timer callbacks capture `this`:
+// both handles are members and call nothing once destroyed.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   Connection(Server* server, uv_loop_t* loop, std::shared_ptr<const Server::Shared> shared,
-             std::unique_ptr<uv::Stream> stream, bool refused)
+             std::unique_ptr<uv::ByteStream> stream, bool refused)
       : server_(server),
         loop_(loop),
         shared_(std::move(shared)),
@@ -489,7 +492,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void OnStreamClosed() {
-    stream_.reset();  // allowed from the stream's own close callback (see uv/stream.h)
+    stream_.reset();  // allowed from the stream's own close callback (see uv/byte_stream.h)
     if (server_ != nullptr) {
       Server* server = server_;
       server_ = nullptr;
@@ -502,7 +505,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uv_loop_t* loop_;
   std::shared_ptr<const Server::Shared> shared_;
   const ServerOptions& options_;  // in *shared_
-  std::unique_ptr<uv::Stream> stream_;
+  std::unique_ptr<uv::ByteStream> stream_;
   uv::Timer timer_;
   RequestParser parser_;
   const bool refused_;
@@ -633,9 +636,18 @@ void Server::Close() {
   for (auto& [raw, connection] : connections) connection->RunClosedCallbacks();
 }
 
-void Server::OnConnection(std::unique_ptr<uv::Stream> stream) {
-  if (closed_) return;  // the stream closes itself on destruction
+void Server::OnConnection(std::unique_ptr<uv::Stream> socket) {
+  if (closed_) return;  // the socket closes itself on destruction
   const ServerOptions& options = shared_->options;
+  std::unique_ptr<uv::ByteStream> stream;
+  if (options.tls != nullptr) {
+    // The handshake starts now, before the connection is served or refused: a 503 goes out
+    // over TLS too, and a stalled handshake holds a connection slot until handshake_timeout.
+    stream = std::make_unique<tls::ServerStream>(loop_, std::move(socket), options.tls,
+                                                 options.handshake_timeout);
+  } else {
+    stream = std::move(socket);
+  }
   bool refuse = active_ >= options.max_connections;
   auto connection =
       std::make_shared<internal::Connection>(this, loop_, shared_, std::move(stream), refuse);

@@ -20,6 +20,14 @@
 // response the client does not read is buffered up to max_stream_buffer_bytes: past that a
 // stream is dropped, and the next request waits until the client has read the last response.
 // Nothing ever blocks the loop.
+//
+// TLS (ServerOptions::tls) is a transport under all of this (agent/tls): each accepted socket is
+// wrapped in a tls::ServerStream before its connection sees a byte, so every endpoint, limit and
+// timeout above behaves the same over TLS as over plain TCP. A connection in its handshake counts
+// against max_connections like any other; one whose handshake fails (no valid client
+// certificate, not TLS 1.3, garbage) is closed at once, and one whose handshake does not complete
+// within handshake_timeout is closed then. A unix socket may carry TLS too: nothing in it needs
+// TCP, though the socket file's mode already restricts who connects.
 
 #include <uv.h>
 
@@ -36,6 +44,10 @@
 #include "agent/http/request_parser.h"
 #include "agent/http/response.h"
 #include "agent/uv/listener.h"
+
+namespace hawk::tls {
+class ServerContext;
+}  // namespace hawk::tls
 
 namespace hawk::http {
 
@@ -58,6 +70,11 @@ struct ServerOptions {
   size_t max_connections = 256;
   // Unsent bytes a connection may hold before a stream is dropped.
   size_t max_stream_buffer_bytes = 1024 * 1024;
+  // Null: plain HTTP. Else every connection is TLS 1.3 with these certificates
+  // (tls::ServerContext::Create), client certificates included when it has a client CA.
+  std::shared_ptr<tls::ServerContext> tls;
+  // With `tls`: from accept until the TLS handshake is complete.
+  absl::Duration handshake_timeout = absl::Seconds(10);
 };
 
 // Answers one request, now or later: a cheap handle to copy, move or store. Calls on a Responder
@@ -126,7 +143,7 @@ class Server {
   struct Shared;  // options and handler, shared with the connections
 
   Server(uv_loop_t* loop, std::shared_ptr<const Shared> shared);
-  void OnConnection(std::unique_ptr<uv::Stream> stream);
+  void OnConnection(std::unique_ptr<uv::Stream> socket);
   // The connection's stream is closed: forget it.
   void Forget(internal::Connection* connection);
 
