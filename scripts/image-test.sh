@@ -152,8 +152,10 @@ else
     --dpkgopt='path-exclude=/usr/share/man/*' --dpkgopt='path-exclude=/usr/share/info/*' \
     --dpkgopt='path-exclude=/usr/share/groff/*' --dpkgopt='path-exclude=/usr/share/lintian/*' \
     --dpkgopt='path-exclude=/usr/share/locale/*' \
-    "$suite" "$work/base.tar" "${mirrors[@]}" ||
+    "$suite" "$work/base.tar" "${mirrors[@]}" >"$work/mmdebstrap.log" 2>&1 || {
+    tail -20 "$work/mmdebstrap.log" >&2
     fail "mmdebstrap could not make the base image (is the Debian mirror reachable?)"
+  }
   # Through a file, not a pipe: a failed mmdebstrap must not leave a truncated $base behind.
   podman import --change 'CMD ["/bin/bash"]' "$work/base.tar" "$base" >/dev/null
   rm -f "$work/base.tar"
