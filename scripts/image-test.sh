@@ -17,13 +17,13 @@
 #   HAWK_IMAGE_NO_CACHE=1 scripts/image-test.sh    build without podman's layer cache (cold build)
 #
 # Workarounds, and why:
-#  - podman runs as root (through sudo when the caller is not root): rootless podman needs subuid
-#    ranges and, on this kind of machine's mixed cgroup v1 hierarchy, cannot use them all; root
-#    podman is what was verified. The API socket is created by uid 99 with mode 0600, so it is
-#    reached as root too.
-#  - Debian 12's podman defaults to crun, which fails on mixed (v1 + unified) cgroups: a
-#    CONTAINERS_CONF selects runc, and default ulimits at or below the host's (podman's default
-#    nofile 1048576 is above what this host allows, and runc then cannot start the container).
+#  - podman runs as root (through sudo when the caller is not root): that is what was verified;
+#    rootless podman needs subuid/subgid ranges for the caller and was not tried. hawk's API
+#    socket is created by uid 99 with mode 0600, so the host reaches it as root too.
+#  - Debian 12's podman defaults to crun, which fails on this kind of machine's mixed (v1 +
+#    unified) cgroups, and its default ulimits are above what such a host allows: a
+#    CONTAINERS_CONF selects runc and ulimits at or below the host's. A CONTAINERS_CONF already
+#    set in the environment is used as it is.
 #  - --network host: the probe port and HAProxy's ports are the host's; no CNI bridge is needed
 #    to run (the build's apt-get uses podman's default network).
 set -euo pipefail
