@@ -6,33 +6,12 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/integration/hawk_harness.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 namespace hawk::testing {
 namespace {
-
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-RunResult RunHawk(const TempDir& dir, std::vector<std::string> args) {
-  SubprocessOptions options;
-  options.argv = {std::getenv("HAWK_BINARY")};
-  for (std::string& a : args) options.argv.push_back(std::move(a));
-  options.stdout_path = dir.File("out.txt");
-  options.stderr_path = options.stdout_path;
-  std::string error;
-  auto process = Subprocess::Spawn(options, &error);
-  EXPECT_NE(process, nullptr) << error;
-  RunResult run;
-  if (process == nullptr) return run;
-  EXPECT_TRUE(process->WaitExit(std::chrono::seconds(5)));
-  run.exit_code = process->exit_code();
-  run.output = ReadFile(options.stdout_path);
-  return run;
-}
 
 TEST(BinaryTest, HelpListsTheFlagsAndSucceeds) {
   TempDir dir;

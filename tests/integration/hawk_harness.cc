@@ -1,5 +1,7 @@
 #include "tests/integration/hawk_harness.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 #include "absl/strings/match.h"
@@ -163,6 +165,27 @@ Backend::Backend(const TempDir& dir, const std::string& name) {
     error_ = "backend did not start: " + ReadFile(options.stdout_path);
     process_.reset();
   }
+}
+
+RunResult RunHawk(const TempDir& dir, std::vector<std::string> args,
+                  std::chrono::milliseconds deadline) {
+  SubprocessOptions options;
+  options.argv = {std::getenv("HAWK_BINARY")};
+  for (std::string& a : args) options.argv.push_back(std::move(a));
+  options.stdout_path = dir.File("run-output.txt");
+  options.stderr_path = options.stdout_path;
+  ::unlink(options.stdout_path.c_str());
+  RunResult run;
+  auto process = Subprocess::Spawn(options, &run.output);
+  if (process == nullptr) return run;
+  bool exited = process->WaitExit(deadline);
+  run.output = ReadFile(options.stdout_path);
+  if (!exited) {
+    run.output += "\n(hawk did not exit in time: stopped by the test)";
+    return run;  // the Subprocess's destructor stops it
+  }
+  run.exit_code = process->exit_code();
+  return run;
 }
 
 HawkProcess::HawkProcess(const TempDir& dir, const std::string& master_socket,

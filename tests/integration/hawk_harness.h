@@ -85,6 +85,15 @@ class Backend {
   std::unique_ptr<Subprocess> process_;
 };
 
+// One run of the hawk binary (path from HAWK_BINARY) with `args` (`--help`, `status …`), to its
+// exit within `deadline`: its exit code and what it printed (stdout and stderr together).
+struct RunResult {
+  int exit_code = -1;  // also when it could not be started or did not exit in time (see output)
+  std::string output;
+};
+RunResult RunHawk(const TempDir& dir, std::vector<std::string> args,
+                  std::chrono::milliseconds deadline = std::chrono::seconds(10));
+
 // The hawk binary (path from HAWK_BINARY) with --listen unix:<dir>/hawk.sock and a TCP probe
 // listener; `extra_args` appended.
 class HawkProcess {

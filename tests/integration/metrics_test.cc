@@ -86,30 +86,6 @@ TEST(MetricsTest, PrometheusScrapesHawkThroughAReload) {
   prometheus->Stop();
 }
 
-struct RunResult {
-  int exit_code = -1;
-  std::string output;
-};
-
-// `hawk <args>`, its exit code and its output (stdout and stderr).
-RunResult RunHawk(const TempDir& dir, std::vector<std::string> args) {
-  SubprocessOptions options;
-  options.argv = {std::getenv("HAWK_BINARY")};
-  for (std::string& a : args) options.argv.push_back(std::move(a));
-  options.stdout_path = dir.File("status-out.txt");
-  options.stderr_path = options.stdout_path;
-  ::unlink(options.stdout_path.c_str());
-  std::string error;
-  auto process = Subprocess::Spawn(options, &error);
-  EXPECT_NE(process, nullptr) << error;
-  RunResult run;
-  if (process == nullptr) return run;
-  EXPECT_TRUE(process->WaitExit(seconds(10)));
-  run.exit_code = process->exit_code();
-  run.output = ReadFile(options.stdout_path);
-  return run;
-}
-
 TEST(StatusTest, ShowsTheCurrentAndAFrozenLeavingWorkerWithWhatIsStale) {
   TempDir dir;
   Backend a(dir, "A");
