@@ -24,6 +24,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "agent/app/app.h"
+#include "agent/base/address.h"
 #include "agent/base/log.h"
 #include "agent/status/status_main.h"
 #include "agent/uv/loop.h"
@@ -32,8 +33,8 @@
 ABSL_FLAG(std::string, master_socket, "",
           "HAProxy's master CLI socket (haproxy -W -S <path>): a path, unix:PATH or tcp:HOST:PORT");
 ABSL_FLAG(std::vector<std::string>, listen, {},
-          "Where to serve hawk's API: unix:PATH (created with mode 0600) or tcp:127.0.0.1:PORT. "
-          "Repeatable");
+          "Where to serve hawk's API: unix:PATH (created with mode 0600) or tcp:HOST:PORT. A "
+          "non-loopback TCP address needs --token-file. Repeatable");
 ABSL_FLAG(std::vector<std::string>, probe_listen, {},
           "Where to serve only /healthz, /readyz and /metrics (probes and Prometheus), e.g. "
           "tcp:0.0.0.0:8081. Repeatable");
@@ -73,6 +74,10 @@ ABSL_FLAG(absl::Duration, min_reload_interval, absl::ZeroDuration(),
           "The least time between the starts of two reloads; requests in between coalesce");
 ABSL_FLAG(absl::Duration, reload_timeout, absl::Seconds(60),
           "How long a reload may take before it is reported as timed out");
+ABSL_FLAG(std::string, token_file, "",
+          "A file holding the bearer token that TCP --listen addresses require (`Authorization: "
+          "Bearer <token>`; 401 without it), e.g. a mounted Kubernetes Secret: re-read when it "
+          "changes. The unix socket (mode 0600) and the probes need no token");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warn or error");
 
 namespace {
@@ -174,6 +179,17 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   }
   if (config.listen.empty()) {
     return absl::InvalidArgumentError("at least one --listen address is required");
+  }
+  config.token_file = absl::GetFlag(FLAGS_token_file);
+  for (const hawk::base::Address& address : config.listen) {
+    // The API changes what every worker routes to: from another host, only with a credential.
+    if (!hawk::base::IsLoopback(address) && config.token_file.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--listen ", address.ToString(),
+                       ": a non-loopback address serves the API to other hosts and needs "
+                       "authentication: give --token-file (or listen on a unix socket or "
+                       "127.0.0.1)"));
+    }
   }
   config.poll_interval = absl::GetFlag(FLAGS_poll_interval);
   if (config.poll_interval < absl::Milliseconds(10) || config.poll_interval > absl::Hours(1)) {

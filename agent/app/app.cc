@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "agent/api/authentication.h"
 #include "agent/api/handlers.h"
 #include "agent/api/metrics_api.h"
 #include "agent/api/reload_api.h"
@@ -122,18 +123,25 @@ absl::Status App::Init() {
   api::RegisterMetricsRoutes(&api_router_, metrics);
   api::RegisterMetricsRoutes(&probe_router_, metrics);
 
+  if (!config_.token_file.empty()) {
+    absl::StatusOr<std::unique_ptr<auth::TokenFile>> token =
+        auth::TokenFile::Open(config_.token_file);
+    if (!token.ok()) return token.status();
+    token_ = *std::move(token);
+  }
   auto listen = [this](const base::Address& address, const api::Router* router) -> absl::Status {
     http::ServerOptions options;
-    if (router == &api_router_) {
-      options.parser.max_body_bytes = kMaxApiBodyBytes;  // a desired state with large maps
-    }
+    bool api = router == &api_router_;
+    if (api) options.parser.max_body_bytes = kMaxApiBodyBytes;  // a desired state with large maps
+    http::Handler handler = [router](const http::Request& request, http::Responder responder) {
+      router->Handle(request, std::move(responder));
+    };
+    bool needs_token = api && token_ && address.kind == base::Address::Kind::kTcp;
+    if (needs_token) handler = api::RequireBearerToken(token_.get(), std::move(handler));
     absl::StatusOr<std::unique_ptr<http::Server>> server =
-        http::Server::Create(loop_->get(), address, options,
-                             [router](const http::Request& request, http::Responder responder) {
-                               router->Handle(request, std::move(responder));
-                             });
+        http::Server::Create(loop_->get(), address, options, std::move(handler));
     if (!server.ok()) return server.status();
-    base::LogInfo("listening on ", address.ToString());
+    base::LogInfo("listening on ", address.ToString(), needs_token ? " (bearer token)" : "");
     servers_.push_back(*std::move(server));
     return absl::OkStatus();
   };

@@ -12,6 +12,7 @@
 #include "agent/api/router.h"
 #include "agent/api/state_service.h"
 #include "agent/api/watch.h"
+#include "agent/auth/bearer_token.h"
 #include "agent/base/address.h"
 #include "agent/cli/client.h"
 #include "agent/http/server.h"
@@ -40,6 +41,9 @@ struct Config {
   absl::optional<base::Address> worker_socket;  // --worker-socket
   absl::Duration min_reload_interval = absl::ZeroDuration();
   absl::Duration reload_timeout = absl::Seconds(60);
+  // --token-file: TCP API listeners then require `Authorization: Bearer <token>`. The unix
+  // socket is guarded by its mode (0600) and the probes serve only health and metrics.
+  std::string token_file;
 };
 
 class App {
@@ -71,6 +75,7 @@ class App {
   std::unique_ptr<api::WatchHub> watch_;
   api::Router api_router_;
   api::Router probe_router_;
+  std::unique_ptr<auth::TokenFile> token_;  // --token-file
   std::vector<std::unique_ptr<http::Server>> servers_;
 };
 

@@ -59,4 +59,16 @@ absl::StatusOr<Address> ParseAddress(absl::string_view text, absl::string_view w
   return address;
 }
 
+bool IsLoopback(const Address& address) {
+  if (address.kind == Address::Kind::kUnix) return true;
+  in_addr v4;
+  if (::inet_pton(AF_INET, address.host.c_str(), &v4) == 1) {
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  }
+  in6_addr v6;
+  if (::inet_pton(AF_INET6, address.host.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
+}
+
 }  // namespace hawk::base

@@ -21,6 +21,10 @@ struct Address {
   friend bool operator==(const Address&, const Address&) = default;
 };
 
+// A TCP address only this host can reach: 127.0.0.0/8, ::1 or ::ffff:127.0.0.0/104. A unix
+// socket counts as local too (its file mode guards it).
+bool IsLoopback(const Address& address);
+
 // `what` names the flag or field in error messages ("--listen").
 absl::StatusOr<Address> ParseAddress(absl::string_view text, absl::string_view what);
 

@@ -117,13 +117,17 @@ int OnComplete(llhttp_t* parser) {
   return 0;
 }
 
-absl::Status Exchange(const base::Address& address, absl::string_view target,
-                      absl::Duration timeout, Response* response) {
+absl::Status Exchange(const Endpoint& endpoint, absl::string_view target, absl::Duration timeout,
+                      Response* response) {
+  const base::Address& address = endpoint.address;
   absl::StatusOr<int> connected = Connect(address);
   if (!connected.ok()) return connected.status();
   Fd fd(*connected);
-  std::string request =
-      absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: hawk\r\nConnection: close\r\n\r\n");
+  std::string request = absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: hawk\r\n");
+  if (!endpoint.bearer_token.empty()) {
+    absl::StrAppend(&request, "Authorization: Bearer ", endpoint.bearer_token, "\r\n");
+  }
+  absl::StrAppend(&request, "Connection: close\r\n\r\n");
   for (size_t sent = 0; sent < request.size();) {
     ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -179,20 +183,20 @@ absl::Status Exchange(const base::Address& address, absl::string_view target,
 
 }  // namespace
 
-absl::StatusOr<std::string> Get(const base::Address& address, absl::string_view target,
+absl::StatusOr<std::string> Get(const Endpoint& endpoint, absl::string_view target,
                                 absl::Duration timeout) {
   Response response;
-  if (absl::Status status = Exchange(address, target, timeout, &response); !status.ok()) {
+  if (absl::Status status = Exchange(endpoint, target, timeout, &response); !status.ok()) {
     return status;
   }
   return std::move(response.body);
 }
 
-absl::Status Stream(const base::Address& address, absl::string_view target,
+absl::Status Stream(const Endpoint& endpoint, absl::string_view target,
                     const std::function<bool(absl::string_view line)>& on_line) {
   Response response;
   response.on_line = on_line;
-  return Exchange(address, target, absl::InfiniteDuration(), &response);
+  return Exchange(endpoint, target, absl::InfiniteDuration(), &response);
 }
 
 }  // namespace hawk::status

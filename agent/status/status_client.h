@@ -14,14 +14,21 @@
 
 namespace hawk::status {
 
+// Where hawk is and how to be let in.
+struct Endpoint {
+  base::Address address;
+  // Sent as `Authorization: Bearer <token>` when not empty (a TCP listener with --token-file).
+  std::string bearer_token;
+};
+
 // The body of GET `target` (status 200), within `timeout`. Unavailable (naming the address) when
 // hawk cannot be reached; Internal for another status, with hawk's error.
-absl::StatusOr<std::string> Get(const base::Address& address, absl::string_view target,
+absl::StatusOr<std::string> Get(const Endpoint& endpoint, absl::string_view target,
                                 absl::Duration timeout);
 
 // GET `target` as a stream (NDJSON): `on_line` gets each line as it arrives until it returns
 // false or the stream ends.
-absl::Status Stream(const base::Address& address, absl::string_view target,
+absl::Status Stream(const Endpoint& endpoint, absl::string_view target,
                     const std::function<bool(absl::string_view line)>& on_line);
 
 }  // namespace hawk::status

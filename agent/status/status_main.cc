@@ -2,11 +2,17 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "agent/auth/bearer_token.h"
 #include "agent/base/address.h"
 #include "agent/status/status_client.h"
 #include "agent/status/status_text.h"
@@ -16,11 +22,24 @@ namespace {
 
 constexpr const char* kDefaultAddress = "unix:/run/hawk/hawk.sock";
 constexpr const char* kUsage =
-    "usage: hawk status [--json] [--watch] [ADDRESS]\n"
+    "usage: hawk status [--json] [--watch] [--token-file PATH] [ADDRESS]\n"
     "  ADDRESS  hawk's --listen: unix:PATH, a path, or tcp:HOST:PORT (default "
     "unix:/run/hawk/hawk.sock)\n"
     "  --watch  redraw on every change\n"
-    "  --json   print the report as hawk sends it\n";
+    "  --json   print the report as hawk sends it\n"
+    "  --token-file PATH  the bearer token of a TCP listener started with --token-file\n";
+
+// The token as hawk reads it from the same file (agent/auth).
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("--token-file ", path, ": cannot read it: ", std::strerror(errno)));
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return auth::ParseTokenFile(text.str(), path);
+}
 
 void Fail(absl::string_view message) {
   std::fprintf(stderr, "hawk status: %.*s\n", static_cast<int>(message.size()), message.data());
@@ -33,9 +52,14 @@ int StatusMain(int argc, char** argv) {
   bool watch = false;
   std::string address_text = kDefaultAddress;
   bool address_given = false;
+  std::string token_file;
   for (int i = 1; i < argc; ++i) {
     absl::string_view arg = argv[i];
-    if (arg == "--json") {
+    if (arg == "--token-file" && i + 1 < argc) {
+      token_file = argv[++i];
+    } else if (absl::StartsWith(arg, "--token-file=")) {
+      token_file = std::string(arg.substr(std::strlen("--token-file=")));
+    } else if (arg == "--json") {
       json = true;
     } else if (arg == "--watch") {
       watch = true;
@@ -56,11 +80,20 @@ int StatusMain(int argc, char** argv) {
                  kUsage);
     return 2;
   }
+  Endpoint endpoint{*address, ""};
+  if (!token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile(token_file);
+    if (!token.ok()) {
+      Fail(token.status().message());
+      return 2;
+    }
+    endpoint.bearer_token = *std::move(token);
+  }
   RenderOptions options;
   options.color = ::isatty(STDOUT_FILENO) == 1;
 
   if (!watch) {
-    absl::StatusOr<std::string> body = Get(*address, "/v1/workers", absl::Seconds(5));
+    absl::StatusOr<std::string> body = Get(endpoint, "/v1/workers", absl::Seconds(5));
     if (!body.ok()) {
       Fail(body.status().message());
       return 1;
@@ -80,7 +113,7 @@ int StatusMain(int argc, char** argv) {
   }
 
   std::string error;
-  absl::Status streamed = Stream(*address, "/v1/watch", [&](absl::string_view line) {
+  absl::Status streamed = Stream(endpoint, "/v1/watch", [&](absl::string_view line) {
     // {"report":{…}} on every change, {"heartbeat":"…"} in between.
     constexpr absl::string_view kPrefix = "{\"report\":";
     if (!absl::StartsWith(line, kPrefix) || !absl::EndsWith(line, "}")) return true;

@@ -32,6 +32,17 @@ TEST(AddressTest, ErrorsNameTheFlagAndTheReason) {
   EXPECT_FALSE(ParseAddress("/" + std::string(200, 'a'), "--listen").ok());
 }
 
+TEST(AddressTest, TellsLoopbackAddressesFromTheRest) {
+  for (const char* local : {"unix:/run/h.sock", "tcp:127.0.0.1:80", "tcp:127.8.9.1:80",
+                            "tcp:[::1]:80", "tcp:[::ffff:127.0.0.1]:80"}) {
+    EXPECT_TRUE(IsLoopback(*ParseAddress(local, "--x"))) << local;
+  }
+  for (const char* remote : {"tcp:0.0.0.0:80", "tcp:10.0.0.1:80", "tcp:128.0.0.1:80", "tcp:[::]:80",
+                             "tcp:[fe80::1]:80", "tcp:[::ffff:10.0.0.1]:80"}) {
+    EXPECT_FALSE(IsLoopback(*ParseAddress(remote, "--x"))) << remote;
+  }
+}
+
 TEST(JsonWriterTest, WritesNestedValuesWithCommas) {
   JsonWriter w;
   w.BeginObject();
