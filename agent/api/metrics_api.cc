@@ -84,6 +84,9 @@ std::vector<Family> CollectMetrics(const model::WorkersReport& report,
                  MetricType::kGauge);
   Family sessions("hawk_worker_sessions_on_stale_servers",
                   "Live streams on a worker whose server is stale there.", MetricType::kGauge);
+  Family generation("hawk_worker_applied_generation",
+                    "The generation of the desired state a worker last reached in full.",
+                    MetricType::kGauge);
   for (const model::WorkerReport& w : report.workers) {
     Labels labels{{"pid", absl::StrCat(w.pid)},
                   {"role", std::string(model::WorkerRoleName(w.role))}};
@@ -102,8 +105,12 @@ std::vector<Family> CollectMetrics(const model::WorkersReport& report,
     }
     refused.Add(labels, static_cast<double>(w.sync.refused.size()));
     sessions.Add(labels, static_cast<double>(w.sync.sessions_on_stale_servers));
+    if (w.sync.applied_generation) {
+      generation.Add(labels, static_cast<double>(*w.sync.applied_generation));
+    }
   }
-  for (Family* f : {&connections, &uptime, &in_sync, &frozen, &stale, &refused, &sessions}) {
+  for (Family* f :
+       {&connections, &uptime, &in_sync, &frozen, &stale, &refused, &sessions, &generation}) {
     out.push_back(std::move(*f));
   }
 

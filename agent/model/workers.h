@@ -10,6 +10,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 
 namespace hawk::model {
 
@@ -46,6 +47,7 @@ struct Refusal {
 struct WorkerSync {
   bool managed = false;         // hawk has a desired state and this worker is one of its targets
   std::string applied_version;  // the desired version this worker last reached in full
+  absl::optional<int64_t> applied_generation;  // that state's generation, when it had one
   bool in_sync = false;
   // A leaving worker that answered `Proxy is disabled.`: its servers can no longer change.
   bool frozen = false;

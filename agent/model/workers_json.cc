@@ -1,5 +1,7 @@
 #include "agent/model/workers_json.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace hawk::model {
 
 std::string FormatTimestamp(absl::Time t) {
@@ -37,6 +39,10 @@ void WriteWorker(const WorkerReport& worker, base::JsonWriter* w) {
   if (!worker.error.empty()) w->Key("error").String(worker.error);
   const WorkerSync& sync = worker.sync;
   w->Key("appliedVersion").String(sync.applied_version);
+  // int64 as a decimal string, as the proto3 JSON mapping writes it.
+  if (sync.applied_generation) {
+    w->Key("appliedGeneration").String(absl::StrCat(*sync.applied_generation));
+  }
   w->Key("inSync").Bool(sync.in_sync);
   w->Key("frozen").Bool(sync.frozen);
   if (sync.frozen_since != absl::InfinitePast()) {

@@ -73,6 +73,7 @@ struct Reconciler::WorkerState {
   uint64_t pending_seq = 0;      // the last push merged into `pending`
   uint64_t running_seq = 0;      // the push the reconcile in progress brings it to
   std::string running_version;
+  absl::optional<int64_t> running_generation;
   uint64_t synced_seq = 0;  // the push the last completed reconcile brought it to
   std::unique_ptr<Run> run;
   StaleSet stale;
@@ -257,6 +258,7 @@ void Reconciler::Kick(WorkerState* worker) {
   worker->refused_unexpectedly = false;
   worker->running_seq = desired_seq_;
   worker->running_version = desired_->version;
+  worker->running_generation = desired_->generation;
   if (worker->seed) {
     worker->seed = false;
     worker->observe = false;
@@ -342,6 +344,7 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
   // Planned against the state as it is now: pushes that came while listing are in it.
   worker->running_seq = desired_seq_;
   worker->running_version = desired_->version;
+  worker->running_generation = desired_->generation;
   worker->pending.Clear();
   if (!written_.has_value()) {  // forgotten meanwhile
     Apply(worker, plan::PlanFullSeed(*desired_));
@@ -404,6 +407,7 @@ void Reconciler::OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandRes
   // Planned against the state as it is now: pushes that came while observing are in it.
   worker->running_seq = desired_seq_;
   worker->running_version = desired_->version;
+  worker->running_generation = desired_->generation;
   worker->pending.Clear();
   absl::StatusOr<plan::ObservedWorker> observed = ObservedFromReplies(*desired_, results);
   if (!observed.ok()) {
@@ -605,7 +609,10 @@ void Reconciler::Finish(WorkerState* worker) {
   sync.error.clear();
   sync.refused = worker->refusals;
   sync.in_sync = worker->stale.empty();
-  if (sync.in_sync) sync.applied_version = worker->running_version;
+  if (sync.in_sync) {
+    sync.applied_version = worker->running_version;
+    sync.applied_generation = worker->running_generation;
+  }
   RecordLatencies(*worker, worker->synced_seq, worker->running_seq);
   worker->synced_seq = worker->running_seq;
   // A refusal HAProxy gave for no reason hawk knows: what the worker holds may differ from what

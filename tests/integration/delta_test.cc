@@ -209,6 +209,22 @@ TEST_F(DeltaTest, AWorkerSeededAfterAReloadHoldsWhatDeltasGaveTheOldOne) {
   EXPECT_TRUE(seeded == incremental) << "the seeded worker's map differs from the old worker's";
   EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), new_worker, "be_app", "SRV_1").weight, 42);
   EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), old_worker, "be_app", "SRV_1").weight, 42);
+  // Each worker reports the generation it holds in full, in /v1/workers and in /metrics.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        WorkersView view = hawk_->Workers();
+        const WorkerView* n = view.Find(new_worker);
+        const WorkerView* o = view.Find(old_worker);
+        return n && o && n->applied_generation == "31" && o->applied_generation == "31";
+      },
+      seconds(5)))
+      << hawk_->Workers().raw;
+  std::string metrics = hawk_->Get("/metrics").body;
+  for (const auto& [pid, role] : {std::pair{new_worker, "CURRENT"}, {old_worker, "LEAVING"}}) {
+    std::string series = absl::StrCat(R"(hawk_worker_applied_generation{pid=")", pid, R"(",role=")",
+                                      role, R"("} 31)");
+    EXPECT_NE(metrics.find(series), std::string::npos) << series << " not in:\n" << metrics;
+  }
 }
 
 // Before a reload hawk writes the desired map file (mode, owner and group kept); the new worker

@@ -76,6 +76,10 @@ WorkersView ParseWorkersView(const std::string& json) {
     if (w["appliedVersion"].get_string().get(applied) == simdjson::SUCCESS) {
       worker.applied_version = std::string(applied);
     }
+    std::string_view generation;
+    if (w["appliedGeneration"].get_string().get(generation) == simdjson::SUCCESS) {
+      worker.applied_generation = std::string(generation);
+    }
     bool flag = false;
     if (w["inSync"].get_bool().get(flag) == simdjson::SUCCESS) worker.in_sync = flag;
     if (w["frozen"].get_bool().get(flag) == simdjson::SUCCESS) worker.frozen = flag;

@@ -24,6 +24,7 @@ struct WorkerView {
   int reloads = 0;
   int connections = 0;
   std::string applied_version;
+  std::string applied_generation;  // "" when absent
   bool in_sync = false;
   bool frozen = false;
   std::vector<std::string> stale_objects;  // "backend/be_app/server/SRV_1", …

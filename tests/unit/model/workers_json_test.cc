@@ -21,6 +21,7 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
   leaving.connections = 3;
   leaving.listed_as_old = true;
   leaving.sync.applied_version = "v1";
+  leaving.sync.applied_generation = 41;
   leaving.sync.frozen = true;
   leaving.sync.frozen_since = absl::FromUnixMillis(1764669601000);
   leaving.sync.stale.push_back(
@@ -39,6 +40,7 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
             R"("inSync":false,"frozen":false,"stale":[],"refused":[],"sessionsOnStaleServers":0},)"
             R"({"pid":12155,"role":"LEAVING","stopping":true,"reloads":1,"uptimeSeconds":0,)"
             R"("version":"","connections":3,"listedAsOld":true,"appliedVersion":"v1",)"
+            R"("appliedGeneration":"41",)"
             R"("inSync":false,"frozen":true,"frozenSince":"2025-12-02T10:00:01.000Z",)"
             R"("stale":[{"object":"backend/be/server/s1","field":"address","desired":"10.0.0.1",)"
             R"("actual":"10.0.0.2","reason":"frozen"}],)"
