@@ -6,6 +6,15 @@ namespace hawk::uv {
 namespace {
 constexpr size_t kReadBufferBytes = 64 * 1024;
 
+// One read buffer for every stream of the thread: libuv asks for a buffer, reads into it and
+// hands it to OnRead before it reads anything else, and OnRead's callback gets the bytes only
+// for the duration of the call (see DataCallback). So no stream needs a buffer of its own: with
+// one each, 1,000 open connections held 64 MB.
+char* SharedReadBuffer() {
+  thread_local std::unique_ptr<char[]> buffer(new char[kReadBufferBytes]);
+  return buffer.get();
+}
+
 struct WriteRequest {
   uv_write_t req;
   std::string bytes;
@@ -111,8 +120,7 @@ void Stream::OnAlloc(uv_handle_t* handle, size_t, uv_buf_t* buf) {
     *buf = uv_buf_init(nullptr, 0);  // libuv reports UV_ENOBUFS; OnRead ignores it
     return;
   }
-  if (self->read_buffer_.empty()) self->read_buffer_.resize(kReadBufferBytes);
-  *buf = uv_buf_init(self->read_buffer_.data(), static_cast<unsigned>(self->read_buffer_.size()));
+  *buf = uv_buf_init(SharedReadBuffer(), static_cast<unsigned>(kReadBufferBytes));
 }
 
 void Stream::OnRead(uv_stream_t* handle, ssize_t nread, const uv_buf_t* buf) {

@@ -14,7 +14,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -79,7 +78,6 @@ class Stream final : public ByteStream {
   HandleStorage* handle_;
   State state_ = State::kOpen;
   bool ended_ = false;
-  std::vector<char> read_buffer_;
   DataCallback on_data_;
   EndCallback on_end_;
   std::function<void(absl::Status)> on_connect_;
