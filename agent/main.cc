@@ -34,7 +34,7 @@ ABSL_FLAG(std::string, master_socket, "",
           "HAProxy's master CLI socket (haproxy -W -S <path>): a path, unix:PATH or tcp:HOST:PORT");
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Where to serve hawk's API: unix:PATH (created with mode 0600) or tcp:HOST:PORT. A "
-          "non-loopback TCP address needs --token-file. Repeatable");
+          "non-loopback TCP address needs --token-file or --tls-client-ca. Repeatable");
 ABSL_FLAG(std::vector<std::string>, probe_listen, {},
           "Where to serve only /healthz, /readyz and /metrics (probes and Prometheus), e.g. "
           "tcp:0.0.0.0:8081. Repeatable");
@@ -78,6 +78,13 @@ ABSL_FLAG(std::string, token_file, "",
           "A file holding the bearer token that TCP --listen addresses require (`Authorization: "
           "Bearer <token>`; 401 without it), e.g. a mounted Kubernetes Secret: re-read when it "
           "changes. The unix socket (mode 0600) and the probes need no token");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate (then its chain) for TLS 1.3 on TCP --listen addresses; re-read when "
+          "it changes. Needs --tls-key");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key (unencrypted) of --tls-cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "PEM bundle of the CAs that sign controllers' client certificates (mTLS): a client "
+          "without a valid certificate never reaches HTTP. Needs --tls-cert");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warn or error");
 
 namespace {
@@ -181,14 +188,26 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
     return absl::InvalidArgumentError("at least one --listen address is required");
   }
   config.token_file = absl::GetFlag(FLAGS_token_file);
+  config.tls.cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls.key = absl::GetFlag(FLAGS_tls_key);
+  config.tls.client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  if (config.tls.cert.empty() != config.tls.key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key go together: give both or neither");
+  }
+  if (!config.tls.client_ca.empty() && config.tls.cert.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-ca needs --tls-cert and --tls-key: client certificates are checked in a "
+        "TLS handshake");
+  }
+  bool authenticates = !config.token_file.empty() || !config.tls.client_ca.empty();
   for (const hawk::base::Address& address : config.listen) {
     // The API changes what every worker routes to: from another host, only with a credential.
-    if (!hawk::base::IsLoopback(address) && config.token_file.empty()) {
+    if (!hawk::base::IsLoopback(address) && !authenticates) {
       return absl::InvalidArgumentError(
           absl::StrCat("--listen ", address.ToString(),
                        ": a non-loopback address serves the API to other hosts and needs "
-                       "authentication: give --token-file (or listen on a unix socket or "
-                       "127.0.0.1)"));
+                       "authentication: give --token-file, or --tls-client-ca with --tls-cert "
+                       "and --tls-key (or listen on a unix socket or 127.0.0.1)"));
     }
   }
   config.poll_interval = absl::GetFlag(FLAGS_poll_interval);

@@ -129,19 +129,35 @@ absl::Status App::Init() {
     if (!token.ok()) return token.status();
     token_ = *std::move(token);
   }
-  auto listen = [this](const base::Address& address, const api::Router* router) -> absl::Status {
+  std::shared_ptr<tls::ServerContext> tls;
+  if (!config_.tls.cert.empty()) {
+    absl::StatusOr<std::unique_ptr<tls::ServerContext>> context =
+        tls::ServerContext::Create(config_.tls);
+    if (!context.ok()) return context.status();
+    tls = *std::move(context);
+  }
+  auto listen = [this, &tls](const base::Address& address,
+                             const api::Router* router) -> absl::Status {
     http::ServerOptions options;
     bool api = router == &api_router_;
     if (api) options.parser.max_body_bytes = kMaxApiBodyBytes;  // a desired state with large maps
     http::Handler handler = [router](const http::Request& request, http::Responder responder) {
       router->Handle(request, std::move(responder));
     };
-    bool needs_token = api && token_ && address.kind == base::Address::Kind::kTcp;
+    // The unix socket is guarded by its mode (0600), the probes serve only health and metrics:
+    // credentials are for TCP API listeners.
+    bool tcp_api = api && address.kind == base::Address::Kind::kTcp;
+    bool needs_token = tcp_api && token_;
     if (needs_token) handler = api::RequireBearerToken(token_.get(), std::move(handler));
+    if (tcp_api) options.tls = tls;
     absl::StatusOr<std::unique_ptr<http::Server>> server =
         http::Server::Create(loop_->get(), address, options, std::move(handler));
     if (!server.ok()) return server.status();
-    base::LogInfo("listening on ", address.ToString(), needs_token ? " (bearer token)" : "");
+    base::LogInfo("listening on ", address.ToString(),
+                  options.tls == nullptr          ? ""
+                  : config_.tls.client_ca.empty() ? " (TLS 1.3)"
+                                                  : " (TLS 1.3, client certificates)",
+                  needs_token ? " (bearer token)" : "");
     servers_.push_back(*std::move(server));
     return absl::OkStatus();
   };

@@ -21,6 +21,7 @@
 #include "agent/registry/registry.h"
 #include "agent/reload/reloader.h"
 #include "agent/store/journal.h"
+#include "agent/tls/server_context.h"
 #include "agent/uv/loop.h"
 
 namespace hawk::app {
@@ -44,6 +45,9 @@ struct Config {
   // --token-file: TCP API listeners then require `Authorization: Bearer <token>`. The unix
   // socket is guarded by its mode (0600) and the probes serve only health and metrics.
   std::string token_file;
+  // --tls-cert/--tls-key/--tls-client-ca: TCP API listeners speak TLS 1.3 (with client
+  // certificates when client_ca is set). Empty cert: plain TCP.
+  tls::ServerFiles tls;
 };
 
 class App {
