@@ -440,6 +440,40 @@ TEST_F(ReconcilerTest, ConnectionCutMidBatchIsRetriedBeforeTheResync) {
   EXPECT_THAT(sent, Contains(absl::StrCat("add map ", kHostsMap, " d.example.com be_new")));
 }
 
+// A push answered before a worker finished says why that worker is PENDING: still applying, or
+// retrying after a failure (naming it), so that a controller can tell a slow worker from a
+// broken path.
+TEST_F(ReconcilerTest, APendingOutcomeSaysWhy) {
+  master_->AddWorker(kFirstPid);
+  bool cut_every_command = false;
+  master_->set_cut_hook([&](int pid, const fake::ReceivedCommand& command) {
+    return cut_every_command && pid == kFirstPid && absl::StartsWith(command.line, "set server");
+  });
+  StartHawk();
+  auto answer = [&](uint64_t seq, absl::Duration timeout) {
+    auto outcome = std::make_shared<absl::optional<PushOutcome>>();
+    reconciler_->WaitForPush(seq, timeout, [outcome](PushOutcome o) { *outcome = std::move(o); });
+    RunUntil([&] { return outcome->has_value(); });
+    return outcome->value_or(PushOutcome{});
+  };
+
+  PushOutcome busy = answer(Push(Desired("v1", 10, "c.example.com")), absl::ZeroDuration());
+  const WorkerOutcome* worker = Of(busy, kFirstPid);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(worker->result, PushResult::kPending) << PushResultName(worker->result);
+  EXPECT_THAT(worker->reason, ::testing::AnyOf("still applying", "not started"));
+  RunUntil([&] { return reconciler_->HoldsLatest(kFirstPid); });
+
+  cut_every_command = true;
+  PushOutcome failing = answer(Push(Desired("v2", 20, "d.example.com")), absl::Milliseconds(300));
+  worker = Of(failing, kFirstPid);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(worker->result, PushResult::kPending) << PushResultName(worker->result);
+  EXPECT_TRUE(absl::StartsWith(worker->reason, "retrying: ")) << worker->reason;
+  EXPECT_GT(master_->cuts(), 0);
+  cut_every_command = false;  // the fake's cuts must end before the test's teardown
+}
+
 // An incremental apply cut after its server command ran, and a push that changes that field back
 // before the retry (a controller pushing a burst during a reload). Expected to fail with
 // agent/plan at cb512e6: the retry plans the server from the first run's before-value, which
