@@ -160,9 +160,19 @@ void RegisterMetricsRoutes(Router* router, MetricsSources sources) {
   router->Add("GET", "/metrics", [sources](const http::Request&, http::Responder responder) {
     http::Response response;
     response.content_type = "text/plain; version=0.0.4; charset=utf-8";
-    response.body = metrics::FormatText(
+    std::vector<Family> families =
         CollectMetrics(sources.snapshot(), sources.reconciler->stats(),
-                       sources.reloader->counters(), sources.client->stats(), sources.version));
+                       sources.reloader->counters(), sources.client->stats(), sources.version);
+    if (sources.listeners) {
+      Family& connections = families.emplace_back(
+          "hawk_http_connections",
+          "Open connections on one of hawk's listeners, those being refused (503) included.",
+          MetricType::kGauge);
+      for (const auto& [listener, count] : sources.listeners()) {
+        connections.Add({{"listener", listener}}, static_cast<double>(count));
+      }
+    }
+    response.body = metrics::FormatText(families);
     responder.Send(std::move(response));
   });
 }

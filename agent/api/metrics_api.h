@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "agent/api/router.h"
@@ -24,6 +25,8 @@ struct MetricsSources {
   const reload::Reloader* reloader = nullptr;
   const cli::MasterClient* client = nullptr;
   std::string version;  // hawk's, for hawk_build_info
+  // Each listener's address and its open connections (hawk_http_connections); may be empty.
+  std::function<std::vector<std::pair<std::string, size_t>>()> listeners;
 };
 
 // The families of one scrape. The histograms point into the reconciler's and reloader's

@@ -118,8 +118,19 @@ absl::Status App::Init() {
     watch_->Handle(request, std::move(r));
   });
   api::RegisterHealthRoutes(&probe_router_, registry_.get());
-  api::MetricsSources metrics{[this] { return Snapshot(); }, reconciler_.get(), reloader_.get(),
-                              client_.get(), HAWK_VERSION};
+  api::MetricsSources metrics{[this] { return Snapshot(); },
+                              reconciler_.get(),
+                              reloader_.get(),
+                              client_.get(),
+                              HAWK_VERSION,
+                              [this] {
+                                std::vector<std::pair<std::string, size_t>> listeners;
+                                for (const auto& server : servers_) {
+                                  listeners.emplace_back(server->address().ToString(),
+                                                         server->connection_count());
+                                }
+                                return listeners;
+                              }};
   api::RegisterMetricsRoutes(&api_router_, metrics);
   api::RegisterMetricsRoutes(&probe_router_, metrics);
 

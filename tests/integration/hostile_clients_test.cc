@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -20,6 +21,7 @@
 #include "tests/support/http_client.h"
 #include "tests/support/socket_util.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait_until.h"
 
 namespace hawk::testing {
 namespace {
@@ -58,6 +60,15 @@ long SlowestHealthzMs(const HawkProcess& hawk, int tries) {
         slowest, std::chrono::duration_cast<milliseconds>(Clock::now() - start).count());
   }
   return slowest;
+}
+
+// hawk's count of the open connections on its API socket (hawk_http_connections), -1 if unread.
+long ApiConnections(const HawkProcess& hawk) {
+  HttpResult metrics = Fetch(hawk.probe_address(), "GET", "/metrics");
+  std::string series = "hawk_http_connections{listener=\"" + hawk.api_address() + "\"} ";
+  size_t at = metrics.body.find(series);
+  if (at == std::string::npos) return -1;
+  return std::strtol(metrics.body.c_str() + at + series.size(), nullptr, 10);
 }
 
 std::string SocketPath(const HawkProcess& hawk) { return hawk.api_address().substr(5); }
@@ -154,7 +165,10 @@ TEST(HostileClientsTest, StalledIdleAndUnreadClientsLeaveHawkServing) {
   long rss_busy = RssKib(hawk.pid());
 
   // 1,000 idle connections on top: hawk serves up to its limit and refuses the rest at once.
+  // First hawk must have seen the PUTs' connections close.
   int open_before_flood = 20 + 20 + 50;
+  ASSERT_TRUE(WaitUntil([&] { return ApiConnections(hawk) == open_before_flood; }, seconds(10)))
+      << ApiConnections(hawk);
   std::vector<UniqueFd> idle;
   for (int i = 0; i < kIdleConnections; ++i) idle.push_back(Open(hawk, ""));
   EXPECT_LT(SlowestHealthzMs(hawk, 10), 100) << "a probe waited behind 1,000 idle connections";
@@ -202,6 +216,8 @@ TEST(HostileClientsTest, StalledIdleAndUnreadClientsLeaveHawkServing) {
   stalled_bodies.clear();
   HttpResult after = hawk.Get("/v1/workers");
   EXPECT_EQ(after.status, 200) << after.error;
+  EXPECT_TRUE(WaitUntil([&] { return ApiConnections(hawk) == 0; }, seconds(10)))
+      << ApiConnections(hawk) << " connections left open";
   std::cout << "hawk RSS: " << rss_before << " KiB idle, " << rss_busy << " KiB after the PUTs, "
             << rss_flooded << " KiB holding every client\n";
 }
