@@ -1,0 +1,143 @@
+// Faults around hawk (issue 14's fault suite): HAProxy killed and started again from scratch (a
+// new master pid on the same socket), and a reload storm with pushes in between. Each asserts
+// what was lost: nothing. Real HAProxy (Debian 12's 2.6), real backends, the real hawk binary.
+
+#include <chrono>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tests/integration/hawk_harness.h"
+#include "tests/support/free_port.h"
+#include "tests/support/wait_until.h"
+
+namespace hawk::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// SRV_1 at 127.0.0.1:`port` with `weight`, labelled `version`.
+std::string ServerState(const std::string& version, int port, int weight) {
+  return absl::StrCat(R"({"version":")", version,
+                      R"(","backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
+                      R"("address":"127.0.0.1","port":)", port, R"(,"weight":)", weight, "}]}]}");
+}
+
+// Every worker hawk lists holds `version` in full and is the only kind left (current).
+bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version) {
+  WorkersView view = hawk.Workers();
+  if (!view.ok || !view.master_reachable || view.workers.empty()) return false;
+  for (const WorkerView& w : view.workers) {
+    if (!w.in_sync || w.applied_version != version) return false;
+  }
+  return true;
+}
+
+// hawk is ready and lists the current worker: a push now has a worker to answer for.
+bool ListsACurrentWorker(const HawkProcess& hawk) {
+  return Fetch(hawk.probe_address(), "GET", "/readyz").status == 200 &&
+         !hawk.Workers().PidsWithRole("CURRENT").empty();
+}
+
+TEST(FaultsTest, HaproxyRestartedFromScratchIsSeededWithoutRestartingHawk) {
+  TempDir dir;
+  Backend backend(dir, "A");
+  ASSERT_TRUE(backend.ok()) << backend.error();
+  int frontend_port = FreeTcpPort();
+  std::string config = StateHaproxyConfig(dir, frontend_port, backend.port());
+  auto first = std::make_unique<HaproxyProcess>(dir, config);
+  Result started = first->Start();
+  ASSERT_TRUE(started) << started.error;
+  std::string master_socket = first->master_socket();
+  HawkProcess hawk(dir, master_socket, {"--state-dir", dir.File("state")});
+  ASSERT_TRUE(hawk.ok()) << hawk.error();
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return ListsACurrentWorker(hawk); }, seconds(10))) << hawk.LogTail();
+  HttpResult put = hawk.Put("/v1/state?timeoutMs=5000", ServerState("v1", backend.port(), 7));
+  ASSERT_EQ(put.status, 200) << put.body;
+  ASSERT_NE(put.body.find("\"APPLIED\""), std::string::npos) << put.body;
+  int first_master = first->master_pid();
+
+  // HAProxy dies whole (master and workers, as an OOM kill or a node problem would).
+  first->Kill();
+  first.reset();
+  ASSERT_TRUE(WaitUntil([&] { return Fetch(hawk.probe_address(), "GET", "/readyz").status == 503; },
+                        seconds(10)));
+  // A push while HAProxy is down is acknowledged (persisted) and waits for a worker.
+  put = hawk.Put("/v1/state?timeoutMs=200", ServerState("v2", backend.port(), 9));
+  ASSERT_EQ(put.status, 200) << put.body;
+
+  // Started again from scratch: a new master; its worker comes from the configuration file.
+  HaproxyProcess second(dir, config);
+  started = second.Start();
+  ASSERT_TRUE(started) << started.error;
+  ASSERT_NE(second.master_pid(), first_master);
+  int worker = second.CurrentWorkerPid();
+  ASSERT_GT(worker, 0);
+  ASSERT_TRUE(WaitUntil([&] { return EveryWorkerHolds(hawk, "v2"); }, seconds(10)))
+      << hawk.Workers().raw << "\n"
+      << hawk.LogTail();
+  WorkersView view = hawk.Workers();
+  EXPECT_EQ(view.master_pid, second.master_pid());
+  ServerRow row = ReadServerRow(second.master_socket(), worker, "be_app", "SRV_1");
+  EXPECT_EQ(row.weight, 9);
+  EXPECT_EQ(row.port, backend.port());
+  EXPECT_EQ(Fetch(hawk.probe_address(), "GET", "/readyz").status, 200);
+  EXPECT_TRUE(hawk.process()->Running()) << "hawk restarted or died";
+}
+
+TEST(FaultsTest, AReloadStormWithPushesInBetweenEndsWithTheLastPushEverywhere) {
+  TempDir dir;
+  Backend backend(dir, "A");
+  ASSERT_TRUE(backend.ok()) << backend.error();
+  HaproxyProcess haproxy(dir, StateHaproxyConfig(dir, FreeTcpPort(), backend.port()));
+  Result started = haproxy.Start();
+  ASSERT_TRUE(started) << started.error;
+  HawkProcess hawk(dir, haproxy.master_socket());
+  ASSERT_TRUE(hawk.ok()) << hawk.error();
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return ListsACurrentWorker(hawk); }, seconds(10))) << hawk.LogTail();
+
+  // A reload every 200 ms for 10 s (issue 14 asks 60 s; sized for CI), a push every 100 ms.
+  constexpr int kReloads = 50;
+  int pushes = 0;
+  std::string last_version;
+  int last_weight = 0;
+  for (int r = 0; r < kReloads; ++r) {
+    ASSERT_TRUE(haproxy.ReloadViaSignal()) << "reload " << r;
+    for (int p = 0; p < 2; ++p) {
+      ++pushes;
+      last_version = absl::StrCat("s", pushes);
+      last_weight = 1 + pushes % 200;
+      HttpResult put =
+          hawk.Put("/v1/state?timeoutMs=0", ServerState(last_version, backend.port(), last_weight));
+      ASSERT_EQ(put.status, 200) << put.body;
+      std::this_thread::sleep_for(milliseconds(100));  // the storm's pace, not a wait for hawk
+    }
+  }
+  ASSERT_TRUE(WaitUntil([&] { return EveryWorkerHolds(hawk, last_version); }, seconds(20)))
+      << hawk.Workers().raw << "\n"
+      << hawk.LogTail();
+  // The storm was one: the master re-executed for (nearly) every signal. A signal that lands
+  // while the master is re-executing may be merged with the next one.
+  int reloads = hawk.Workers().master_reloads;
+  EXPECT_GE(reloads, kReloads / 2);
+  std::cout << "master reloads during the storm: " << reloads << " of " << kReloads << " signals\n";
+  int worker = haproxy.CurrentWorkerPid();
+  ASSERT_GT(worker, 0);
+  EXPECT_EQ(ReadServerRow(haproxy.master_socket(), worker, "be_app", "SRV_1").weight, last_weight);
+  // No reload round is stuck: one more goes through hawk and is answered.
+  HttpResult reload = hawk.Post("/v1/reload", "{}", seconds(30));
+  EXPECT_EQ(reload.status, 200) << reload.body;
+  EXPECT_NE(reload.body.find("SUCCEEDED"), std::string::npos) << reload.body;
+  ASSERT_TRUE(WaitUntil([&] { return EveryWorkerHolds(hawk, last_version); }, seconds(10)))
+      << hawk.Workers().raw;
+  EXPECT_TRUE(hawk.process()->Running()) << "hawk died in the storm";
+}
+
+}  // namespace
+}  // namespace hawk::testing
