@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -42,6 +43,9 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 namespace {
+
+// SIGINT/SIGTERM end the soak early, with its summary, and every process it started stopped.
+volatile std::sig_atomic_t g_stop = 0;
 
 long RssKib(pid_t pid) {
   std::ifstream status("/proc/" + std::to_string(pid) + "/status");
@@ -141,7 +145,9 @@ int main(int argc, char** argv) {
   std::string last_version;
   long rss_min = -1, rss_max = -1, fds_min = -1, fds_max = -1;
   int samples = 0;
-  while (Clock::now() < end) {
+  std::signal(SIGINT, [](int) { g_stop = 1; });
+  std::signal(SIGTERM, [](int) { g_stop = 1; });
+  while (Clock::now() < end && g_stop == 0) {
     ++pushes;
     last_version = absl::StrCat("p", pushes);
     std::string body = absl::StrCat(
