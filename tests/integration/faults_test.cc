@@ -1,7 +1,9 @@
-// Faults around hawk (issue 14's fault suite): HAProxy killed and started again from scratch (a
-// new master pid on the same socket), and a reload storm with pushes in between. Each asserts
-// what was lost: nothing. Real HAProxy (Debian 12's 2.6), real backends, the real hawk binary.
+// Faults around hawk (issue 14's fault suite): HAProxy killed mid-batch and started again from
+// scratch (a new master pid on the same socket), and a reload storm with pushes in between. Each
+// asserts what was lost: nothing. Real HAProxy (Debian 12's 2.6), real backends, the real hawk
+// binary.
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <memory>
@@ -12,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
+#include "tests/support/master_cli.h"
 #include "tests/support/wait_until.h"
 
 namespace hawk::testing {
@@ -43,17 +46,19 @@ bool ListsACurrentWorker(const HawkProcess& hawk) {
          !hawk.Workers().PidsWithRole("CURRENT").empty();
 }
 
-TEST(FaultsTest, HaproxyRestartedFromScratchIsSeededWithoutRestartingHawk) {
+// HAProxy killed whole (master and workers, as an OOM kill or a node failure would) while hawk
+// is sending a 100,000-entry map, then started again from scratch: a new master pid on the same
+// socket, a worker born from the configuration (an empty map file). hawk, not restarted, seeds it
+// with the whole acknowledged state.
+TEST(FaultsTest, HaproxyKilledMidBatchAndStartedAgainIsSeededWithoutRestartingHawk) {
   TempDir dir;
   Backend backend(dir, "A");
   ASSERT_TRUE(backend.ok()) << backend.error();
-  int frontend_port = FreeTcpPort();
-  std::string config = StateHaproxyConfig(dir, frontend_port, backend.port());
+  std::string config = StateHaproxyConfig(dir, FreeTcpPort(), backend.port());
   auto first = std::make_unique<HaproxyProcess>(dir, config);
   Result started = first->Start();
   ASSERT_TRUE(started) << started.error;
-  std::string master_socket = first->master_socket();
-  HawkProcess hawk(dir, master_socket, {"--state-dir", dir.File("state")});
+  HawkProcess hawk(dir, first->master_socket(), {"--state-dir", dir.File("state")});
   ASSERT_TRUE(hawk.ok()) << hawk.error();
   ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
   ASSERT_TRUE(WaitUntil([&] { return ListsACurrentWorker(hawk); }, seconds(10))) << hawk.LogTail();
@@ -62,30 +67,40 @@ TEST(FaultsTest, HaproxyRestartedFromScratchIsSeededWithoutRestartingHawk) {
   ASSERT_NE(put.body.find("\"APPLIED\""), std::string::npos) << put.body;
   int first_master = first->master_pid();
 
-  // HAProxy dies whole (master and workers, as an OOM kill or a node problem would).
-  first->Kill();
+  constexpr int kEntries = 100000;
+  std::string big = absl::StrCat(
+      R"({"version":"v2","backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
+      R"("address":"127.0.0.1","port":)", backend.port(), R"(,"weight":9}]}],"maps":[{"name":")",
+      dir.File("hosts.map"), R"(","entries":[)");
+  for (int i = 0; i < kEntries; ++i) {
+    absl::StrAppend(&big, i ? "," : "", R"({"key":"host)", i, R"(.example.com","value":"be_app"})");
+  }
+  absl::StrAppend(&big, "]}]}");
+  put = hawk.Put("/v1/state?timeoutMs=0", big);  // acknowledged once persisted
+  ASSERT_EQ(put.status, 200) << put.body;
+  first->Kill();  // while hawk sends the map
   first.reset();
   ASSERT_TRUE(WaitUntil([&] { return Fetch(hawk.probe_address(), "GET", "/readyz").status == 503; },
                         seconds(10)));
-  // A push while HAProxy is down is acknowledged (persisted) and waits for a worker.
-  put = hawk.Put("/v1/state?timeoutMs=200", ServerState("v2", backend.port(), 9));
-  ASSERT_EQ(put.status, 200) << put.body;
 
-  // Started again from scratch: a new master; its worker comes from the configuration file.
   HaproxyProcess second(dir, config);
   started = second.Start();
   ASSERT_TRUE(started) << started.error;
   ASSERT_NE(second.master_pid(), first_master);
   int worker = second.CurrentWorkerPid();
   ASSERT_GT(worker, 0);
-  ASSERT_TRUE(WaitUntil([&] { return EveryWorkerHolds(hawk, "v2"); }, seconds(10)))
+  ASSERT_TRUE(WaitUntil([&] { return EveryWorkerHolds(hawk, "v2"); }, seconds(30)))
       << hawk.Workers().raw << "\n"
       << hawk.LogTail();
-  WorkersView view = hawk.Workers();
-  EXPECT_EQ(view.master_pid, second.master_pid());
+  EXPECT_EQ(hawk.Workers().master_pid, second.master_pid());
   ServerRow row = ReadServerRow(second.master_socket(), worker, "be_app", "SRV_1");
   EXPECT_EQ(row.weight, 9);
   EXPECT_EQ(row.port, backend.port());
+  std::string map = MasterCli::Command(
+      second.master_socket(), absl::StrCat("@!", worker, " show map ", dir.File("hosts.map")),
+      seconds(10));
+  EXPECT_EQ(std::count(map.begin(), map.end(), '\n'), kEntries + 1)  // + the closing blank line
+      << map.substr(0, 300);
   EXPECT_EQ(Fetch(hawk.probe_address(), "GET", "/readyz").status, 200);
   EXPECT_TRUE(hawk.process()->Running()) << "hawk restarted or died";
 }
