@@ -106,9 +106,13 @@ TEST_F(ContractTest, WorkersReportWithALeavingWorker) {
       [&] {
         HttpResult r = hawk.Get("/v1/workers");
         report.Clear();
-        return r.status == 200 && ParsesStrictly(r.body, &report) && report.workers_size() == 2;
+        // On 3.1+ the new worker is listed STARTING until it has parsed its configuration, and
+        // hawk's report may show that before it shows the handover: wait for the handover.
+        return r.status == 200 && ParsesStrictly(r.body, &report) && report.workers_size() == 2 &&
+               report.workers(1).role() == hawk::v1::LEAVING;
       },
-      seconds(3)));
+      seconds(3)))
+      << report.DebugString();
   EXPECT_TRUE(report.master_reachable());
   EXPECT_EQ(report.master().pid(), static_cast<uint32_t>(haproxy_->master_pid()));
   EXPECT_EQ(report.workers(0).role(), hawk::v1::CURRENT);
