@@ -30,10 +30,12 @@
 #include "tests/support/wait_until.h"
 
 using hawk::testing::Backend;
+using hawk::testing::EveryWorkerHolds;
 using hawk::testing::FreeTcpPort;
 using hawk::testing::HaproxyProcess;
 using hawk::testing::HawkProcess;
 using hawk::testing::HttpResult;
+using hawk::testing::ResidentKib;
 using hawk::testing::StateHaproxyConfig;
 using hawk::testing::TempDir;
 using hawk::testing::WaitUntil;
@@ -47,15 +49,6 @@ namespace {
 // SIGINT/SIGTERM end the soak early, with its summary, and every process it started stopped.
 volatile std::sig_atomic_t g_stop = 0;
 
-long RssKib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
 long OpenFds(pid_t pid) {
   DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
   if (dir == nullptr) return -1;
@@ -65,15 +58,6 @@ long OpenFds(pid_t pid) {
   }
   ::closedir(dir);
   return count;
-}
-
-bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version) {
-  WorkersView view = hawk.Workers();
-  if (!view.ok || view.workers.empty()) return false;
-  for (const auto& w : view.workers) {
-    if (!w.in_sync || w.applied_version != version) return false;
-  }
-  return true;
 }
 
 }  // namespace
@@ -164,7 +148,7 @@ int main(int argc, char** argv) {
       next_reload += milliseconds(reload_every_ms);
     }
     if (now >= next_sample) {
-      long rss = RssKib(hawk.pid());
+      long rss = ResidentKib(hawk.pid());
       long fds = OpenFds(hawk.pid());
       WorkersView view = hawk.Workers();
       double minute = std::chrono::duration<double>(now - start).count() / 60;

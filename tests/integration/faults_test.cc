@@ -30,16 +30,6 @@ std::string ServerState(const std::string& version, int port, int weight) {
                       R"("address":"127.0.0.1","port":)", port, R"(,"weight":)", weight, "}]}]}");
 }
 
-// Every worker hawk lists holds `version` in full and is the only kind left (current).
-bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version) {
-  WorkersView view = hawk.Workers();
-  if (!view.ok || !view.master_reachable || view.workers.empty()) return false;
-  for (const WorkerView& w : view.workers) {
-    if (!w.in_sync || w.applied_version != version) return false;
-  }
-  return true;
-}
-
 // hawk is ready and lists the current worker: a push now has a worker to answer for.
 bool ListsACurrentWorker(const HawkProcess& hawk) {
   return Fetch(hawk.probe_address(), "GET", "/readyz").status == 200 &&

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
@@ -169,6 +170,24 @@ Backend::Backend(const TempDir& dir, const std::string& name) {
     error_ = "backend did not start: " + ReadFile(options.stdout_path);
     process_.reset();
   }
+}
+
+long ResidentKib(pid_t pid) {
+  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version) {
+  WorkersView view = hawk.Workers();
+  if (!view.ok || !view.master_reachable || view.workers.empty()) return false;
+  for (const WorkerView& w : view.workers) {
+    if (!w.in_sync || w.applied_version != version) return false;
+  }
+  return true;
 }
 
 RunResult RunHawk(const TempDir& dir, std::vector<std::string> args,

@@ -3,6 +3,8 @@
 // Shared pieces of hawk's integration tests: a real HAProxy (tests/support), a real backend,
 // and the real hawk binary, each in the test's own temp dir with free ports, each stopped by pid.
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -86,6 +88,9 @@ class Backend {
   std::unique_ptr<Subprocess> process_;
 };
 
+// A process's VmRSS in KiB (/proc/<pid>/status), -1 if unreadable.
+long ResidentKib(pid_t pid);
+
 // One run of the hawk binary (path from HAWK_BINARY) with `args` (`--help`, `status …`), to its
 // exit within `deadline`: its exit code and what it printed (stdout and stderr together).
 struct RunResult {
@@ -127,5 +132,8 @@ class HawkProcess {
   std::string error_;
   std::unique_ptr<Subprocess> process_;
 };
+
+// hawk reaches the master and every worker it lists holds `version` in full.
+bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version);
 
 }  // namespace hawk::testing

@@ -40,15 +40,6 @@ constexpr int kIdleConnections = 1000;
 // the ones beyond it with a 503.
 constexpr int kApiConnectionLimit = 256;
 
-long RssKib(pid_t pid) {
-  std::ifstream status("/proc/" + std::to_string(pid) + "/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
-  }
-  return -1;
-}
-
 // The slowest of `tries` probe requests, in milliseconds (-1 if one failed).
 long SlowestHealthzMs(const HawkProcess& hawk, int tries) {
   long slowest = 0;
@@ -113,7 +104,7 @@ TEST(HostileClientsTest, StalledIdleAndUnreadClientsLeaveHawkServing) {
   HawkProcess hawk(dir, dir.File("master.sock"));
   ASSERT_TRUE(hawk.ok()) << hawk.error();
   ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
-  long rss_before = RssKib(hawk.pid());
+  long rss_before = ResidentKib(hawk.pid());
   ASSERT_GT(rss_before, 0);
 
   // 20 clients stall in their headers, 20 in a PUT's body.
@@ -162,7 +153,7 @@ TEST(HostileClientsTest, StalledIdleAndUnreadClientsLeaveHawkServing) {
     }
   }
   EXPECT_EQ(reports, 25) << "the watch streams that are read get the report";
-  long rss_busy = RssKib(hawk.pid());
+  long rss_busy = ResidentKib(hawk.pid());
 
   // 1,000 idle connections on top: hawk serves up to its limit and refuses the rest at once.
   // First hawk must have seen the PUTs' connections close.
@@ -195,7 +186,7 @@ TEST(HostileClientsTest, StalledIdleAndUnreadClientsLeaveHawkServing) {
   EXPECT_GT(told_why, 0u) << "no refused connection was told why";
   // Connections cost little: 190 busy ones and then 1,000 idle ones (with a 64 KiB read buffer
   // per connection, the busy ones alone took 13 MiB). Under ASan, memory says nothing.
-  long rss_flooded = RssKib(hawk.pid());
+  long rss_flooded = ResidentKib(hawk.pid());
   if (!kSanitized) {
     EXPECT_LT(rss_busy - rss_before, 6 * 1024)
         << "RSS " << rss_before << " KiB idle, " << rss_busy << " KiB after the PUTs";
