@@ -181,6 +181,11 @@ long ResidentKib(pid_t pid) {
   return -1;
 }
 
+bool ReadyWithACurrentWorker(const HawkProcess& hawk) {
+  return Fetch(hawk.probe_address(), "GET", "/readyz").status == 200 &&
+         !hawk.Workers().PidsWithRole("CURRENT").empty();
+}
+
 bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version) {
   WorkersView view = hawk.Workers();
   if (!view.ok || !view.master_reachable || view.workers.empty()) return false;

@@ -133,6 +133,10 @@ class HawkProcess {
   std::unique_ptr<Subprocess> process_;
 };
 
+// hawk is ready (its probe's /readyz) and lists a current worker: a push now has a worker to
+// answer for.
+bool ReadyWithACurrentWorker(const HawkProcess& hawk);
+
 // hawk reaches the master and every worker it lists holds `version` in full.
 bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version);
 
