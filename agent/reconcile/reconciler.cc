@@ -67,7 +67,12 @@ struct Reconciler::WorkerState {
   bool observe = false;    // what it holds is unknown: observe in full before planning
   bool uncertain = false;  // the last apply was cut short: map keys may differ from the summaries
   bool retry = false;      // the last reconcile failed: retry_timer will run it again
-  int failures = 0;        // consecutive failed reconciles (the retry backs off)
+  // After a failure, run again only once the registry has reported from a refresh with this
+  // number or later (0: not waiting). A failure is often a reload closing the connection, and
+  // the pid may then belong to another process: a retry sent before the registry looked would
+  // put the old worker's changes on a new worker and count them as its own.
+  uint64_t await_refresh = 0;
+  int failures = 0;  // consecutive failed reconciles (the retry backs off)
   std::unique_ptr<uv::Timer> retry_timer;
   plan::PendingChanges pending;  // changes since the last reconcile started
   uint64_t pending_seq = 0;      // the last push merged into `pending`
@@ -208,6 +213,16 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
   for (const model::WorkerReport& w : report.workers) {
     listed.insert(w.pid);
     WorkerState* state = FindPid(w.pid);
+    if (state != nullptr &&
+        std::find(changes.gone.begin(), changes.gone.end(), w.pid) != changes.gone.end()) {
+      // Listed again, but by another process (registry::SameProcess): a new worker, a new epoch.
+      workers_.erase(w.pid);  // callbacks in flight find it gone by pid and epoch
+      state = nullptr;
+    }
+    if (state != nullptr && state->await_refresh != 0 &&
+        registry_->report_refresh() >= state->await_refresh) {
+      state->await_refresh = 0;  // the registry looked after the failure: this is the same worker
+    }
     if (state == nullptr) {
       auto fresh = std::make_unique<WorkerState>();
       fresh->pid = w.pid;
@@ -243,7 +258,7 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
 }
 
 void Reconciler::Kick(WorkerState* worker) {
-  if (!active_ || !IsTarget(worker->role)) return;
+  if (!active_ || !IsTarget(worker->role) || worker->await_refresh != 0) return;
   if (worker->busy) {
     worker->dirty = true;  // coalesced: the next run takes whatever is pending then
     return;
@@ -687,10 +702,15 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
   if (!worker->retry_timer) worker->retry_timer = std::make_unique<uv::Timer>(loop_);
   int pid = worker->pid;
   uint64_t epoch = worker->epoch;
+  worker->await_refresh = registry_->refreshes_begun() + 1;
   worker->retry_timer->Start(delay, 0, [this, pid, epoch] {
     WorkerState* w = Find(pid, epoch);
     if (w != nullptr && w->retry && !w->busy) {
       w->retry = false;
+      if (w->await_refresh != 0) {
+        registry_->RefreshNow();  // OnWorkers runs it once the registry has looked
+        return;
+      }
       Kick(w);
     }
   });

@@ -14,6 +14,12 @@ model::MasterReport MasterFromShowProc(const parse::ShowProc& proc) {
   return master;
 }
 
+bool SameProcess(int master_before, const model::WorkerReport& before, int master_now, int reloads,
+                 int64_t uptime_seconds) {
+  if (master_before != 0 && master_now != 0 && master_before != master_now) return false;
+  return reloads >= before.reloads && uptime_seconds + 2 >= before.uptime_seconds;
+}
+
 std::vector<model::WorkerReport> ClassifyWorkers(
     const parse::ShowProc& proc,
     const absl::flat_hash_map<int, absl::StatusOr<parse::ShowInfo>>& infos,
@@ -28,6 +34,10 @@ std::vector<model::WorkerReport> ClassifyWorkers(
     worker.listed_as_old = entry.listed_as_old;
     auto it = infos.find(entry.pid);
     const model::WorkerReport* before = previous.Find(entry.pid);
+    if (before != nullptr && !SameProcess(previous.master.pid, *before, proc.master.pid,
+                                          entry.reloads, entry.uptime_seconds)) {
+      before = nullptr;  // another process with the same pid: nothing known of it
+    }
     if (it != infos.end() && it->second.ok()) {
       const parse::ShowInfo& info = *it->second;
       worker.stopping = info.stopping;

@@ -26,4 +26,13 @@ std::vector<model::WorkerReport> ClassifyWorkers(
 
 model::MasterReport MasterFromShowProc(const parse::ShowProc& proc);
 
+// Whether the worker `before` (last listed under master `master_before`) can be the process now
+// listed with its pid under master `master_now`, with `reloads` and `uptime_seconds`. A worker's
+// reload count and uptime never go down and a new master starts new workers: when one of them
+// does, the old process exited and a new one got its pid (pids wrap, soonest in a container's
+// pid namespace). Uptime has whole seconds and comes from `show info` or `show proc`: 2 s of
+// slack. A master pid of 0 is unknown.
+bool SameProcess(int master_before, const model::WorkerReport& before, int master_now, int reloads,
+                 int64_t uptime_seconds);
+
 }  // namespace hawk::registry

@@ -16,6 +16,11 @@ WorkerChanges Diff(const model::WorkersReport& before, const model::WorkersRepor
     const model::WorkerReport* old = before.Find(w.pid);
     if (old == nullptr) {
       changes.appeared.push_back(w.pid);
+    } else if (!SameProcess(before.master.pid, *old, after.master.pid, w.reloads,
+                            w.uptime_seconds)) {
+      // The pid belongs to another process now: the old worker is gone, a new one appeared.
+      changes.gone.push_back(w.pid);
+      changes.appeared.push_back(w.pid);
     } else if (old->role != w.role) {
       changes.role_changed.push_back(w.pid);
     }
@@ -85,6 +90,7 @@ bool WorkerRegistry::Ready(std::string* reason) const {
 }
 
 void WorkerRegistry::BeginRefresh() {
+  ++refreshes_begun_;
   refreshing_ = true;
   again_ = false;
   poll_timer_.Stop();
@@ -182,6 +188,7 @@ void WorkerRegistry::Publish(model::WorkersReport next) {
   }
   report_ = std::move(next);
   have_report_ = true;
+  report_refresh_ = refreshes_begun_;  // one refresh at a time: the one that began last
   ++refreshes_;
   for (const Listener& listener : listeners_) listener(report_, changes);
 }

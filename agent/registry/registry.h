@@ -39,6 +39,7 @@ struct RegistryOptions {
 
 // What changed between two consecutive reports.
 struct WorkerChanges {
+  // A pid in both: the process that had it exited and another got it (see SameProcess).
   std::vector<int> appeared;      // pids new in this report
   std::vector<int> gone;          // pids no longer listed
   std::vector<int> role_changed;  // pids whose role differs (e.g. STARTING → CURRENT)
@@ -69,6 +70,10 @@ class WorkerRegistry {
   // Runs after every completed refresh, with what changed (possibly nothing).
   void AddListener(Listener listener) { listeners_.push_back(std::move(listener)); }
   uint64_t refreshes() const { return refreshes_; }
+  // Refreshes begun so far, and which of them produced report(): a report newer than a moment is
+  // one whose refresh number is above refreshes_begun() at that moment.
+  uint64_t refreshes_begun() const { return refreshes_begun_; }
+  uint64_t report_refresh() const { return report_refresh_; }
 
  private:
   void BeginRefresh();
@@ -87,6 +92,8 @@ class WorkerRegistry {
   uv::Timer poll_timer_;
   model::WorkersReport report_;
   bool have_report_ = false;
+  uint64_t refreshes_begun_ = 0;
+  uint64_t report_refresh_ = 0;
   bool refreshing_ = false;
   bool again_ = false;
   // The last refresh lost answers behind a `Can't find the target PID`: poll again at the

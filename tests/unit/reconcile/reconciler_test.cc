@@ -474,6 +474,51 @@ TEST_F(ReconcilerTest, APendingOutcomeSaysWhy) {
   cut_every_command = false;  // the fake's cuts must end before the test's teardown
 }
 
+// A pid that comes back is not always the same worker: here the leaving worker exits while a batch
+// for it is in flight and the reload that cut the batch starts a new worker that gets the same
+// pid (pids wrap, soonest in a container's pid namespace). The new worker holds the configuration
+// file, not what hawk applied to the old one: it must be seeded with the whole desired state,
+// and nothing done for the old worker (the cut batch, its retry) may count for it.
+TEST_F(ReconcilerTest, APidReusedWhileABatchIsInFlightIsSeededAsANewWorker) {
+  FakeWorker& leaving = master_->AddWorker(kFirstPid);
+  leaving.stopping = true;
+  leaving.reloads = 1;
+  master_->AddWorker(kSecondPid);
+  StartHawk();
+  model::DesiredState first = Desired("v1", 10, "c.example.com");
+  PushOutcome outcome = WaitForPush(Push(first));
+  ASSERT_EQ(outcome.workers.size(), 2u);
+  ASSERT_EQ(ServersMismatch(*master_->worker(kFirstPid), first), "");
+
+  // v2 changes web1's weight alone: the old worker's batch is that one command.
+  master_->set_cut_hook([&](int pid, const fake::ReceivedCommand& command) {
+    if (pid != kFirstPid || command.line != "set server be_app/web1 weight 20" ||
+        master_->cuts() > 0) {
+      return false;
+    }
+    master_->RemoveWorker(kFirstPid);  // it exits…
+    master_->Reload(kFirstPid);        // …and the reload's new worker gets its pid
+    return true;
+  });
+  model::DesiredState second = Desired("v2", 20, "c.example.com");
+  uint64_t seq = Push(second);
+  RunUntil([&] { return master_->cuts() == 1; });
+  outcome = WaitForPush(seq);
+
+  const FakeWorker& reborn = *master_->worker(kFirstPid);
+  EXPECT_EQ(reborn.reloads, 0);
+  EXPECT_EQ(ServersMismatch(reborn, second), "");
+  EXPECT_EQ(MapLines(reborn, kHostsMap), DesiredMapLines(second));
+  const WorkerOutcome* worker = Of(outcome, kFirstPid);
+  ASSERT_NE(worker, nullptr);
+  EXPECT_EQ(worker->result, PushResult::kApplied) << PushResultName(worker->result);
+  EXPECT_EQ(ServersMismatch(*master_->worker(kSecondPid), second), "");
+  model::WorkersReport report = Annotated();
+  ASSERT_NE(report.Find(kFirstPid), nullptr);
+  EXPECT_EQ(report.Find(kFirstPid)->role, model::WorkerRole::kCurrent);
+  EXPECT_EQ(report.Find(kFirstPid)->sync.applied_version, "v2");
+}
+
 // An incremental apply cut after its server command ran, and a push that changes that field back
 // before the retry (a controller pushing a burst during a reload). Expected to fail with
 // agent/plan at cb512e6: the retry plans the server from the first run's before-value, which

@@ -118,5 +118,43 @@ TEST(ClassifyTest, UnreachableWorkers) {
   EXPECT_EQ(unknown->error, "connection closed");
 }
 
+// A pid listed again belongs to the same process only while its reload count and uptime do not go
+// down and the master is the same; otherwise what was known of it is not carried over.
+TEST(ClassifyTest, APidReusedByAnotherProcessIsNotTheSameWorker) {
+  model::WorkerReport before;
+  before.pid = 4242;
+  before.reloads = 2;
+  before.uptime_seconds = 600;
+  EXPECT_TRUE(SameProcess(100, before, 100, 2, 601));
+  EXPECT_TRUE(SameProcess(100, before, 100, 3, 600));
+  EXPECT_TRUE(SameProcess(100, before, 100, 2, 598));   // whole seconds from two sources
+  EXPECT_TRUE(SameProcess(0, before, 100, 2, 600));     // no master known before
+  EXPECT_FALSE(SameProcess(100, before, 100, 0, 700));  // a new worker: 0 reloads
+  EXPECT_FALSE(SameProcess(100, before, 100, 2, 5));    // younger than before
+  EXPECT_FALSE(SameProcess(100, before, 200, 2, 900));  // HAProxy started again
+
+  // A transient `show info` failure keeps what was known only of the same process.
+  absl::StatusOr<parse::ShowProc> proc =
+      parse::ParseShowProc(ReadFixture("haproxy-3.4/show_proc_with_old_worker.txt"));
+  ASSERT_TRUE(proc.ok());
+  int old = proc->workers[1].pid;
+  model::WorkersReport previous;
+  previous.master.pid = proc->master.pid;
+  model::WorkerReport known;
+  known.pid = old;
+  known.role = model::WorkerRole::kLeaving;
+  known.reloads = proc->workers[1].reloads + 5;  // more than the process listed now has seen
+  previous.workers.push_back(known);
+  absl::flat_hash_map<int, absl::StatusOr<parse::ShowInfo>> infos;
+  infos.emplace(old, absl::UnavailableError("connection closed"));
+  bool listed = false;
+  for (const model::WorkerReport& w : ClassifyWorkers(*proc, infos, previous)) {
+    if (w.pid != old) continue;
+    listed = true;
+    EXPECT_EQ(w.role, model::WorkerRole::kUnknown);
+  }
+  EXPECT_TRUE(listed);
+}
+
 }  // namespace
 }  // namespace hawk::registry
