@@ -269,27 +269,35 @@ HttpResult HawkProcess::Post(const std::string& target, const std::string& body,
   return Fetch(api_address(), "POST", target, body, timeout);
 }
 
-ServerRow ServerRowFromText(const std::string& text, const std::string& backend,
-                            const std::string& server) {
+std::vector<ServerRow> ServerRowsFromText(const std::string& text, const std::string& backend) {
   std::vector<std::string> header;
-  ServerRow row;
+  std::vector<ServerRow> rows;
   for (absl::string_view line : absl::StrSplit(text, '\n')) {
     std::vector<std::string> cols = absl::StrSplit(line, ' ', absl::SkipEmpty());
     if (absl::StartsWith(line, "# be_id")) {
       header.assign(cols.begin() + 1, cols.end());
       continue;
     }
-    if (header.empty() || cols.size() < header.size() || cols[1] != backend || cols[3] != server) {
-      continue;
-    }
+    if (header.empty() || cols.size() < header.size() || cols[1] != backend) continue;
+    ServerRow& row = rows.emplace_back();
     for (size_t i = 0; i < header.size(); ++i) {
+      if (header[i] == "srv_name") row.name = cols[i];
       if (header[i] == "srv_addr") row.address = cols[i];
       if (header[i] == "srv_port") row.port = std::stoi(cols[i]);
       if (header[i] == "srv_admin_state") row.admin = std::stoi(cols[i]);
       if (header[i] == "srv_uweight") row.weight = std::stoi(cols[i]);
     }
   }
-  return row;
+  return rows;
+}
+
+ServerRow ServerRowFromText(const std::string& text, const std::string& backend,
+                            const std::string& server) {
+  ServerRow found;
+  for (ServerRow& row : ServerRowsFromText(text, backend)) {
+    if (row.name == server) found = std::move(row);
+  }
+  return found;
 }
 
 ServerRow ReadServerRow(const std::string& master_socket, int pid, const std::string& backend,

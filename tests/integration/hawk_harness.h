@@ -47,6 +47,7 @@ struct WorkersView {
 };
 // One server's row of `show servers state`, by column name.
 struct ServerRow {
+  std::string name;
   std::string address;
   int port = 0;
   int admin = -1;  // srv_admin_state bits; -1: the server was not listed
@@ -56,7 +57,9 @@ struct ServerRow {
 // of `server`.
 ServerRow ReadServerRow(const std::string& master_socket, int pid, const std::string& backend,
                         const std::string& server);
-// The same columns from a server-state file's text (the rows of `backend`/`server`).
+// The same columns from a server-state table's text (a `show servers state` reply or a
+// server-state file): every row of `backend`, in order, and the row of `backend`/`server`.
+std::vector<ServerRow> ServerRowsFromText(const std::string& text, const std::string& backend);
 ServerRow ServerRowFromText(const std::string& text, const std::string& backend,
                             const std::string& server);
 

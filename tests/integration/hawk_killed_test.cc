@@ -4,7 +4,6 @@
 
 #include <signal.h>
 
-#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -14,10 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "gtest/gtest.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
@@ -51,30 +48,18 @@ std::string BulkState(int round) {
 // other than round `round` gives them; -1 if the table could not be read whole.
 int ServersWithOtherWeights(const std::string& master_socket, int pid, const std::string& backend,
                             int round) {
-  std::string text = MasterCli::Command(
-      master_socket, absl::StrCat("@!", pid, " show servers state ", backend), seconds(10));
-  std::vector<std::string> columns;
-  int name_at = -1, weight_at = -1, rows = 0, wrong = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipEmpty())) {
-    std::vector<absl::string_view> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
-    if (absl::StartsWith(line, "# be_id")) {
-      for (size_t c = 1; c < fields.size(); ++c) {
-        if (fields[c] == "srv_name") name_at = static_cast<int>(c) - 1;
-        if (fields[c] == "srv_uweight") weight_at = static_cast<int>(c) - 1;
-      }
-      continue;
-    }
-    if (line[0] == '#' || name_at < 0 || weight_at < 0) continue;
-    if (static_cast<int>(fields.size()) <= std::max(name_at, weight_at)) continue;
-    int index = 0, weight = 0;
-    if (!absl::SimpleAtoi(fields[name_at].substr(4), &index) ||
-        !absl::SimpleAtoi(fields[weight_at], &weight)) {
-      return -1;
-    }
-    ++rows;
-    if (weight != BulkWeight(round, index)) ++wrong;
+  std::vector<ServerRow> rows = ServerRowsFromText(
+      MasterCli::Command(master_socket, absl::StrCat("@!", pid, " show servers state ", backend),
+                         seconds(10)),
+      backend);
+  if (rows.size() != static_cast<size_t>(kBulkServers)) return -1;
+  int wrong = 0;
+  for (const ServerRow& row : rows) {
+    int index = 0;
+    if (!absl::SimpleAtoi(absl::string_view(row.name).substr(4), &index)) return -1;
+    if (row.weight != BulkWeight(round, index)) ++wrong;
   }
-  return rows == kBulkServers ? wrong : -1;
+  return wrong;
 }
 
 // hawk killed with SIGKILL at a random moment of applying 10,000 servers, then started again on
