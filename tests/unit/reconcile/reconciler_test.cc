@@ -217,6 +217,16 @@ class ReconcilerTest : public ::testing::Test {
     });
   }
 
+  // A worker that lived through a reload and is leaving (kFirstPid), beside the one that reload
+  // started (kSecondPid). Returns the leaving one, to be set up further before StartHawk.
+  FakeWorker& AddLeavingAndCurrentWorkers() {
+    FakeWorker& leaving = master_->AddWorker(kFirstPid);
+    leaving.stopping = true;
+    leaving.reloads = 1;
+    master_->AddWorker(kSecondPid);
+    return leaving;
+  }
+
   // A new desired state, as StateService applies a PUT: the delta from the state held, applied to
   // it, its summary published. Returns the push's sequence number.
   uint64_t Push(model::DesiredState next) {
@@ -313,12 +323,9 @@ TEST_F(ReconcilerTest, WorkerStartedByAReloadIsSeededWithoutObservingFirst) {
 // A leaving worker past its soft-stop refuses server changes with `Proxy is disabled.`: it is
 // reported PARTIAL and frozen, keeps getting map updates, and is sent no more server commands.
 TEST_F(ReconcilerTest, FrozenLeavingWorkerKeepsGettingMapsButNoMoreServerCommands) {
-  FakeWorker& leaving = master_->AddWorker(kFirstPid);
-  leaving.stopping = true;
-  leaving.reloads = 1;
+  FakeWorker& leaving = AddLeavingAndCurrentWorkers();
   leaving.runtime.set_frozen(true);
   leaving.sessions = fake::Fixture("old_worker_show_sess.txt");  // one stream on be_app/web1
-  master_->AddWorker(kSecondPid);
   StartHawk();
   ASSERT_EQ(registry_->report().workers.size(), 2u);
 
@@ -480,10 +487,7 @@ TEST_F(ReconcilerTest, APendingOutcomeSaysWhy) {
 // file, not what hawk applied to the old one: it must be seeded with the whole desired state,
 // and nothing done for the old worker (the cut batch, its retry) may count for it.
 TEST_F(ReconcilerTest, APidReusedWhileABatchIsInFlightIsSeededAsANewWorker) {
-  FakeWorker& leaving = master_->AddWorker(kFirstPid);
-  leaving.stopping = true;
-  leaving.reloads = 1;
-  master_->AddWorker(kSecondPid);
+  AddLeavingAndCurrentWorkers();
   StartHawk();
   model::DesiredState first = Desired("v1", 10, "c.example.com");
   PushOutcome outcome = WaitForPush(Push(first));
@@ -599,10 +603,7 @@ TEST_F(ReconcilerTest, DesiredStatesCoalesceWhileTheWorkerIsBusy) {
 // PID…` (and, as 2.6 does, closes the connection). The push does not wait for that worker: it is
 // dropped once the registry no longer lists it, and the current worker is APPLIED.
 TEST_F(ReconcilerTest, WorkerThatExitedIsDroppedFromThePush) {
-  FakeWorker& leaving = master_->AddWorker(kFirstPid);
-  leaving.stopping = true;
-  leaving.reloads = 1;
-  master_->AddWorker(kSecondPid);
+  AddLeavingAndCurrentWorkers();
   StartHawk();
   ASSERT_EQ(registry_->report().workers.size(), 2u);
   master_->RemoveWorker(kFirstPid);  // hawk still lists it
