@@ -108,16 +108,7 @@ Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
       resync_timer_(loop),
       trim_timer_(loop) {}
 
-Reconciler::~Reconciler() { *alive_ = false; }
-
-cli::BatchCallback Reconciler::Guard(
-    std::function<void(std::vector<cli::CommandResult>)> callback) {
-  std::weak_ptr<bool> alive = alive_;
-  return [alive, callback = std::move(callback)](std::vector<cli::CommandResult> results) {
-    std::shared_ptr<bool> still = alive.lock();
-    if (still && *still) callback(std::move(results));
-  };
-}
+Reconciler::~Reconciler() = default;
 
 void Reconciler::Start() {
   registry_->AddListener(
@@ -438,17 +429,17 @@ void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
   cli::BatchPriority priority = worker->run != nullptr && worker->run->full
                                     ? cli::BatchPriority::kBulk
                                     : cli::BatchPriority::kInteractive;
-  via->Submit(std::move(commands), Guard([this, pid, epoch, then](auto results) {
-                // `Can't find the target PID`: the worker exited (or is still starting). The
-                // registry looks now rather than at its next poll, so that pushes stop waiting
-                // for a worker that is gone.
-                if (std::any_of(results.begin(), results.end(),
-                                [](const auto& r) { return absl::IsNotFound(r.status()); })) {
-                  registry_->RefreshNow();
-                }
-                (this->*then)(pid, epoch, std::move(results));
-              }),
-              timeout, priority);
+  // Guarded: the batch may still be queued in the client when the reconciler is gone.
+  auto done = lifetime_.Guard([this, pid, epoch, then](std::vector<cli::CommandResult> results) {
+    // `Can't find the target PID`: the worker exited (or is still starting). The registry looks
+    // now rather than at its next poll, so that pushes stop waiting for a worker that is gone.
+    if (std::any_of(results.begin(), results.end(),
+                    [](const auto& r) { return absl::IsNotFound(r.status()); })) {
+      registry_->RefreshNow();
+    }
+    (this->*then)(pid, epoch, std::move(results));
+  });
+  via->Submit(std::move(commands), std::move(done), timeout, priority);
 }
 
 void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
@@ -709,10 +700,10 @@ void Reconciler::RefreshSessions(WorkerState* worker) {
   worker->sessions_busy = true;
   int pid = worker->pid;
   uint64_t epoch = worker->epoch;
-  client_->Submit({cli::ForWorker(pid, "show sess")}, Guard([this, pid, epoch](auto results) {
-                    OnSessions(pid, epoch, std::move(results));
-                  }),
-                  options_.batch_timeout);
+  auto done = lifetime_.Guard([this, pid, epoch](std::vector<cli::CommandResult> results) {
+    OnSessions(pid, epoch, std::move(results));
+  });
+  client_->Submit({cli::ForWorker(pid, "show sess")}, std::move(done), options_.batch_timeout);
 }
 
 void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {

@@ -36,6 +36,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/metrics/exposition.h"
 #include "agent/model/delta.h"
@@ -204,8 +205,6 @@ class Reconciler {
   void Notify();
   WorkerState* Find(int pid, uint64_t epoch);
   WorkerState* FindPid(int pid);
-  // Wraps a callback so that it does nothing once the reconciler is gone.
-  cli::BatchCallback Guard(std::function<void(std::vector<cli::CommandResult>)> callback);
 
   uv_loop_t* loop_;
   cli::MasterClient* client_;
@@ -236,8 +235,9 @@ class Reconciler {
   uv::Timer trim_timer_;
   std::vector<std::function<void()>> listeners_;
   ReconcilerStats stats_;
-  // Guards callbacks that outlive the reconciler (batches still in the client's queue).
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Guards callbacks that outlive the reconciler (batches still in the clients' queues). Last:
+  // disarmed before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::reconcile

@@ -88,10 +88,12 @@ void WorkerRegistry::BeginRefresh() {
   refreshing_ = true;
   again_ = false;
   poll_timer_.Stop();
-  client_->Submit(
-      {cli::Command::Master("show proc")},
-      [this](std::vector<cli::CommandResult> results) { OnShowProc(std::move(results)); },
-      options_.query_timeout);
+  // Guarded, as every batch here: it may still be queued in the client when the registry is gone.
+  client_->Submit({cli::Command::Master("show proc")},
+                  lifetime_.Guard([this](std::vector<cli::CommandResult> results) {
+                    OnShowProc(std::move(results));
+                  }),
+                  options_.query_timeout);
 }
 
 void WorkerRegistry::OnShowProc(std::vector<cli::CommandResult> results) {
@@ -119,12 +121,12 @@ void WorkerRegistry::OnShowProc(std::vector<cli::CommandResult> results) {
     OnShowInfo(*std::move(proc), {}, {});
     return;
   }
-  client_->Submit(
-      std::move(commands),
-      [this, proc = *std::move(proc), pids](std::vector<cli::CommandResult> r) mutable {
-        OnShowInfo(std::move(proc), std::move(pids), std::move(r));
-      },
-      options_.query_timeout);
+  client_->Submit(std::move(commands),
+                  lifetime_.Guard([this, proc = *std::move(proc),
+                                   pids](std::vector<cli::CommandResult> r) mutable {
+                    OnShowInfo(std::move(proc), std::move(pids), std::move(r));
+                  }),
+                  options_.query_timeout);
 }
 
 void WorkerRegistry::OnShowInfo(parse::ShowProc proc, std::vector<int> pids,

@@ -2,8 +2,9 @@
 
 // WorkerRegistry keeps the per-worker report fresh.
 //
-// Ownership and threading: owns its poll timer; uses (does not own) the MasterClient; loop
-// thread only. Subscribers run on the loop after each refresh.
+// Ownership and threading: owns its poll timer; uses (does not own) the MasterClient, whose
+// queue may outlive it (batches are guarded); loop thread only. Subscribers run on the loop after
+// each refresh.
 //
 // A refresh is `show proc`, then `@!<pid> show info` for every listed worker, pipelined in one
 // batch. Triggers: the master closing hawk's connection (a reload: noticed at once), the master
@@ -20,6 +21,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
+#include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/model/workers.h"
 #include "agent/parse/show_proc.h"
@@ -95,6 +97,9 @@ class WorkerRegistry {
   bool last_refresh_ok_ = false;
   uint64_t refreshes_ = 0;
   std::vector<Listener> listeners_;
+  // Guards the batches it submits, which may outlive it in the client's queue. Last: disarmed
+  // before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::registry

@@ -52,16 +52,6 @@ uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Mill
 
 uint64_t MonotonicMs() { return uv_hrtime() / 1000000; }
 
-// Wraps a callback that may outlive the reloader (a batch in the client's queue, a reconciler
-// waiter, a child process) so that it does nothing once the reloader is gone.
-template <typename F>
-auto IfAlive(const std::shared_ptr<bool>& alive, F callback) {
-  return [alive = std::weak_ptr<bool>(alive), callback = std::move(callback)](auto&&... args) {
-    std::shared_ptr<bool> still = alive.lock();
-    if (still && *still) callback(std::forward<decltype(args)>(args)...);
-  };
-}
-
 ReloadBaseline BaselineFrom(const model::WorkersReport& report) {
   ReloadBaseline baseline;
   baseline.master_pid = report.master.pid;
@@ -143,7 +133,6 @@ Reloader::Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerR
       deadline_(loop) {}
 
 Reloader::~Reloader() {
-  *alive_ = false;
   if (round_ && !round_->candidate_path.empty()) ::unlink(round_->candidate_path.c_str());
 }
 
@@ -232,7 +221,8 @@ void Reloader::Check() {
   absl::StatusOr<std::unique_ptr<uv::ChildProcess>> check = uv::ChildProcess::Spawn(
       loop_, {options_.haproxy_binary, "-c", "-f", path}, ToMs(options_.check_timeout),
       kMaxCheckOutputBytes,
-      IfAlive(alive_, [this](uv::ProcessResult result) { OnChecked(std::move(result)); }));
+      // Unguarded: the round owns the child, and destroying it drops `done` (uv/process.h).
+      [this](uv::ProcessResult result) { OnChecked(std::move(result)); });
   if (!check.ok()) {
     Finish(ReloadResult::kFailed,
            absl::InternalError(absl::StrCat("--haproxy-binary: ", check.status().message())));
@@ -302,7 +292,7 @@ void Reloader::Presync() {
   round_->presync_pid = current->pid;
   uint64_t id = round_->id;
   reconciler_->WaitForWorker(
-      current->pid, options_.presync_timeout, IfAlive(alive_, [this, id](bool synced) {
+      current->pid, options_.presync_timeout, lifetime_.Guard([this, id](bool synced) {
         if (!round_ || round_->id != id) return;
         if (!synced) {
           Note(absl::StrCat("pre-sync: worker ", round_->presync_pid,
@@ -322,7 +312,7 @@ void Reloader::WriteServerState() {
     return;
   }
   client_->Submit({cli::ForWorker(current->pid, "show servers state")},
-                  IfAlive(alive_, [this](std::vector<cli::CommandResult> results) {
+                  lifetime_.Guard([this](std::vector<cli::CommandResult> results) {
                     OnServerState(std::move(results));
                   }));
 }
@@ -433,7 +423,7 @@ void Reloader::SendReload() {
     uint64_t id = round_->id;
     reconciler_->WaitForWorker(current->pid,
                                absl::Milliseconds(static_cast<int64_t>(budget - spent)),
-                               IfAlive(alive_, [this, id](bool) {
+                               lifetime_.Guard([this, id](bool) {
                                  if (!round_ || round_->id != id) return;
                                  SendReloadNow();
                                }));
@@ -461,11 +451,10 @@ void Reloader::SendReloadNow() {
   reload.closes_connection = true;  // 2.6 answers nothing and closes; 2.7+ answers, then closes
   uint64_t id = round_->id;
   client_->Submit({cli::Command::Master("show proc"), std::move(reload)},
-                  IfAlive(alive_,
-                          [this, id](std::vector<cli::CommandResult> results) {
-                            if (!round_ || round_->id != id) return;
-                            OnReloadReply(std::move(results));
-                          }),
+                  lifetime_.Guard([this, id](std::vector<cli::CommandResult> results) {
+                    if (!round_ || round_->id != id) return;
+                    OnReloadReply(std::move(results));
+                  }),
                   options_.reload_timeout);
 }
 

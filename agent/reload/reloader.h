@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/metrics/exposition.h"
 #include "agent/parse/reload.h"
@@ -207,7 +208,9 @@ class Reloader {
   absl::optional<ReloadBaseline> external_;
   absl::Time external_started_ = absl::InfinitePast();
   uint64_t external_started_ms_ = 0;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Guards callbacks that may outlive the reloader: batches in the client's queue, reconciler
+  // waiters. Last: disarmed before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::reload
