@@ -111,7 +111,7 @@ Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
 Reconciler::~Reconciler() = default;
 
 void Reconciler::Start() {
-  registry_->AddListener(
+  workers_subscription_ = registry_->AddListener(
       [this](const model::WorkersReport& report, const registry::WorkerChanges& changes) {
         OnWorkers(report, changes);
       });
@@ -818,8 +818,6 @@ void Reconciler::Annotate(model::WorkersReport* report) const {
   }
 }
 
-void Reconciler::Notify() {
-  for (const auto& listener : listeners_) listener();
-}
+void Reconciler::Notify() { listeners_.Notify(); }
 
 }  // namespace hawk::reconcile

@@ -36,6 +36,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/base/callback_list.h"
 #include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/metrics/exposition.h"
@@ -156,8 +157,10 @@ class Reconciler {
   // Fills each worker's `sync` from what the reconciler knows.
   void Annotate(model::WorkersReport* report) const;
 
-  // Runs after any worker's sync state changed.
-  void AddListener(std::function<void()> listener) { listeners_.push_back(std::move(listener)); }
+  // Runs `listener` after any worker's sync state changed, until the returned handle is destroyed.
+  base::Subscription AddListener(std::function<void()> listener) {
+    return listeners_.Add(std::move(listener));
+  }
 
   const ReconcilerStats& stats() const { return stats_; }
 
@@ -233,7 +236,8 @@ class Reconciler {
   // After a full reconcile (a seed or an observation: replies and commands of the whole state)
   // gives its memory back to the system once no other is running; see ScheduleTrim.
   uv::Timer trim_timer_;
-  std::vector<std::function<void()>> listeners_;
+  base::CallbackList<> listeners_;
+  base::Subscription workers_subscription_;  // to the registry's reports (Start)
   ReconcilerStats stats_;
   // Guards callbacks that outlive the reconciler (batches still in the clients' queues). Last:
   // disarmed before any other member goes.

@@ -41,11 +41,11 @@ WorkerRegistry::WorkerRegistry(uv_loop_t* loop, cli::MasterClient* client, Regis
 }
 
 void WorkerRegistry::Start() {
-  client_->SetOnConnectionLost([this] {
+  connection_lost_ = client_->AddConnectionLostListener([this] {
     // A reload closes every master connection: look again as soon as the master is back.
     RefreshNow();
   });
-  client_->SetOnReachable([this] { RefreshNow(); });
+  reachable_ = client_->AddReachableListener([this] { RefreshNow(); });
   RefreshNow();
 }
 
@@ -185,7 +185,7 @@ void WorkerRegistry::Publish(model::WorkersReport next) {
   report_ = std::move(next);
   have_report_ = true;
   ++refreshes_;
-  for (const Listener& listener : listeners_) listener(report_, changes);
+  listeners_.Notify(report_, changes);
 }
 
 void WorkerRegistry::EndRefresh() {

@@ -21,6 +21,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
+#include "agent/base/callback_list.h"
 #include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/model/workers.h"
@@ -68,8 +69,9 @@ class WorkerRegistry {
   model::WorkersReport Snapshot() const;
   // Ready: the master CLI answers and a CURRENT worker is known. Otherwise `reason` says why.
   bool Ready(std::string* reason) const;
-  // Runs after every completed refresh, with what changed (possibly nothing).
-  void AddListener(Listener listener) { listeners_.push_back(std::move(listener)); }
+  // Runs `listener` after every completed refresh, with what changed (possibly nothing), until
+  // the returned handle is destroyed.
+  base::Subscription AddListener(Listener listener) { return listeners_.Add(std::move(listener)); }
   uint64_t refreshes() const { return refreshes_; }
 
  private:
@@ -96,7 +98,10 @@ class WorkerRegistry {
   bool retry_soon_ = false;
   bool last_refresh_ok_ = false;
   uint64_t refreshes_ = 0;
-  std::vector<Listener> listeners_;
+  base::CallbackList<const model::WorkersReport&, const WorkerChanges&> listeners_;
+  // To the client's lost and reachable connections (Start).
+  base::Subscription connection_lost_;
+  base::Subscription reachable_;
   // Guards the batches it submits, which may outlive it in the client's queue. Last: disarmed
   // before any other member goes.
   base::Lifetime lifetime_;

@@ -137,8 +137,9 @@ Reloader::~Reloader() {
 }
 
 void Reloader::Start() {
-  registry_->AddListener([this](const model::WorkersReport& report,
-                                const registry::WorkerChanges&) { OnWorkers(report); });
+  workers_subscription_ =
+      registry_->AddListener([this](const model::WorkersReport& report,
+                                    const registry::WorkerChanges&) { OnWorkers(report); });
   if (options_.config_path.empty()) return;
   absl::StatusOr<std::string> text =
       store::ReadFileBounded(options_.config_path, kMaxConfigBytes, "read --haproxy-config");

@@ -42,6 +42,7 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/base/callback_list.h"
 #include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/metrics/exposition.h"
@@ -208,6 +209,7 @@ class Reloader {
   absl::optional<ReloadBaseline> external_;
   absl::Time external_started_ = absl::InfinitePast();
   uint64_t external_started_ms_ = 0;
+  base::Subscription workers_subscription_;  // to the registry's reports (Start)
   // Guards callbacks that may outlive the reloader: batches in the client's queue, reconciler
   // waiters. Last: disarmed before any other member goes.
   base::Lifetime lifetime_;
