@@ -6,12 +6,9 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/base/log.h"
-#include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
-#include "agent/parse/show_sess.h"
 #include "agent/parse/show_version.h"
 #include "agent/plan/commands.h"
 #include "agent/plan/observed.h"
@@ -34,18 +31,6 @@ constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 }  // namespace
-
-const char* PushResultName(PushResult result) {
-  switch (result) {
-    case PushResult::kApplied:
-      return "APPLIED";
-    case PushResult::kPartial:
-      return "PARTIAL";
-    case PushResult::kPending:
-      return "PENDING";
-  }
-  return "PENDING";
-}
 
 // One reconcile in flight: the plan, the commands sent for it and what each one was for.
 struct Reconciler::Run {
@@ -87,15 +72,6 @@ struct Reconciler::WorkerState {
   bool seed_timed = false;                      // its seed time is in stats_.seed_seconds
 };
 
-struct Reconciler::Waiter {
-  explicit Waiter(uv_loop_t* loop) : deadline(loop), first_check(loop) {}
-  uint64_t seq = 0;
-  int only_pid = 0;  // wait for this worker only (0: every target worker)
-  std::function<void(PushOutcome)> done;
-  uv::Timer deadline;
-  uv::Timer first_check;
-};
-
 Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
                        registry::WorkerRegistry* registry, const model::DesiredState* desired,
                        ReconcilerOptions options, std::function<absl::Time()> wall_clock)
@@ -105,6 +81,9 @@ Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
       desired_(desired),
       options_(options),
       wall_clock_(std::move(wall_clock)),
+      waiters_(
+          loop, [this](uint64_t seq, int only_pid) { return PushComplete(seq, only_pid); },
+          [this](uint64_t seq) { return OutcomeFor(seq); }),
       resync_timer_(loop),
       trim_timer_(loop) {}
 
@@ -230,7 +209,7 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
       RefreshSessions(worker.get());
     }
   }
-  CheckWaiters();
+  waiters_.Check();
 }
 
 void Reconciler::Kick(WorkerState* worker) {
@@ -304,12 +283,6 @@ void Reconciler::TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
   written_->acls = std::move(acls);
 }
 
-namespace {
-std::vector<cli::Command> TableListings(int pid) {
-  return {cli::ForWorker(pid, "show map"), cli::ForWorker(pid, "show acl")};
-}
-}  // namespace
-
 bool Reconciler::TableUnchangedSinceWritten(bool acl, const std::string& name) const {
   if (!written_.has_value()) return false;
   const auto& written = acl ? written_->acls : written_->maps;
@@ -318,13 +291,13 @@ bool Reconciler::TableUnchangedSinceWritten(bool acl, const std::string& name) c
 }
 
 void Reconciler::ListTables(WorkerState* worker) {
-  Submit(worker, TableListings(worker->pid), &Reconciler::OnTablesListed);
+  Submit(worker, TableListingCommands(worker->pid), &Reconciler::OnTablesListed);
 }
 
 void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
   WorkerState* worker = Find(pid, epoch);
   if (worker == nullptr) return;
-  if (absl::optional<std::string> error = TransportFailure(TableListings(pid), results)) {
+  if (absl::optional<std::string> error = TransportFailure(TableListingCommands(pid), results)) {
     // Nothing was sent yet: the retry is this seed again, not an observation.
     Fail(worker, *std::move(error));
     worker->seed = true;
@@ -341,25 +314,11 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
     Apply(worker, plan::PlanFullSeed(*desired_));
     return;
   }
-  // A table counts as read from its file when the worker lists that file with the number of
-  // entries written. Anything else (a reply that failed, a file the configuration does not load,
-  // a count that differs because someone else rewrote the file) gets the whole table.
+  // The tables the worker read from their files get only the changes since; the others, whole.
   plan::TablesAtBirth born;
   born.since = &written_->since;
-  auto confirm = [](const cli::CommandResult& result, bool acl,
-                    const absl::flat_hash_map<std::string, int64_t>& written,
-                    absl::flat_hash_set<std::string>* held) {
-    if (written.empty() || !result.ok()) return;
-    absl::StatusOr<std::vector<parse::PatternRefInfo>> listed =
-        acl ? parse::ParseAclList(*result) : parse::ParseMapList(*result);
-    if (!listed.ok()) return;
-    for (const parse::PatternRefInfo& ref : *listed) {
-      auto it = written.find(ref.file);
-      if (it != written.end() && ref.entry_cnt == it->second) held->insert(it->first);
-    }
-  };
-  confirm(results[0], /*acl=*/false, written_->maps, &born.maps);
-  confirm(results[1], /*acl=*/true, written_->acls, &born.acls);
+  born.maps = TablesReadFromFiles(results[0], /*acl=*/false, written_->maps);
+  born.acls = TablesReadFromFiles(results[1], /*acl=*/true, written_->acls);
   stats_.tables_from_files += born.maps.size() + born.acls.size();
   base::LogDebug("reconcile worker ", pid, ": seeded with ", born.maps.size(), " of ",
                  written_->maps.size(), " written maps and ", born.acls.size(), " of ",
@@ -371,17 +330,8 @@ void Reconciler::Observe(WorkerState* worker) {
   ++stats_.observes;
   worker->observe = false;
   worker->pending.Clear();  // the diff covers every change up to when the replies are planned
-  std::vector<cli::Command> commands;
   int pid = worker->pid;
-  for (const auto& [name, backend] : model::SortedByName(desired_->backends)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show servers state ", *name)));
-  }
-  for (const auto& [name, table] : model::SortedByName(desired_->maps)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show map ", *name)));
-  }
-  for (const auto& [name, table] : model::SortedByName(desired_->acls)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show acl ", *name)));
-  }
+  std::vector<cli::Command> commands = ObservationCommands(*desired_, pid);
   auto run = std::make_unique<Run>();
   run->full = true;
   worker->run = std::move(run);
@@ -691,7 +641,7 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
 void Reconciler::EndReconcile(WorkerState* worker) {
   worker->busy = false;
   Notify();
-  CheckWaiters();
+  waiters_.Check();
   if (worker->dirty && !worker->retry) Kick(worker);
 }
 
@@ -721,12 +671,12 @@ void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandRes
 
 void Reconciler::WaitForPush(uint64_t seq, absl::Duration timeout,
                              std::function<void(PushOutcome)> done) {
-  AddWaiter(seq, /*only_pid=*/0, timeout, std::move(done));
+  waiters_.Add(seq, /*only_pid=*/0, timeout, std::move(done));
 }
 
 void Reconciler::WaitForWorker(int pid, absl::Duration timeout,
                                std::function<void(bool synced)> done) {
-  AddWaiter(desired_seq_, pid, timeout, [pid, done = std::move(done)](PushOutcome outcome) {
+  waiters_.Add(desired_seq_, pid, timeout, [pid, done = std::move(done)](PushOutcome outcome) {
     for (const WorkerOutcome& worker : outcome.workers) {
       if (worker.pid == pid) {
         done(worker.result != PushResult::kPending);
@@ -743,42 +693,12 @@ bool Reconciler::HoldsLatest(int pid) const {
   return it->second->synced_seq >= desired_seq_;
 }
 
-void Reconciler::AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
-                           std::function<void(PushOutcome)> done) {
-  auto waiter = std::make_unique<Waiter>(loop_);
-  waiter->seq = seq;
-  waiter->only_pid = only_pid;
-  waiter->done = std::move(done);
-  Waiter* raw = waiter.get();
-  waiter->deadline.Start(ToMs(timeout), 0, [this, raw] {
-    auto it = std::find_if(waiters_.begin(), waiters_.end(),
-                           [raw](const auto& w) { return w.get() == raw; });
-    if (it == waiters_.end()) return;
-    std::unique_ptr<Waiter> owned = std::move(*it);
-    waiters_.erase(it);
-    owned->done(OutcomeFor(owned->seq));
+bool Reconciler::PushComplete(uint64_t seq, int only_pid) const {
+  return std::all_of(workers_.begin(), workers_.end(), [&](const auto& entry) {
+    const WorkerState& w = *entry.second;
+    if (only_pid != 0 && w.pid != only_pid) return true;
+    return !IsTarget(w.role) || w.synced_seq >= seq;
   });
-  waiter->first_check.Start(0, 0, [this] { CheckWaiters(); });
-  waiters_.push_back(std::move(waiter));
-}
-
-void Reconciler::CheckWaiters() {
-  for (size_t i = 0; i < waiters_.size();) {
-    uint64_t seq = waiters_[i]->seq;
-    int only_pid = waiters_[i]->only_pid;
-    bool complete = std::all_of(workers_.begin(), workers_.end(), [&](const auto& entry) {
-      const WorkerState& w = *entry.second;
-      if (only_pid != 0 && w.pid != only_pid) return true;
-      return !IsTarget(w.role) || w.synced_seq >= seq;
-    });
-    if (!complete) {
-      ++i;
-      continue;
-    }
-    std::unique_ptr<Waiter> owned = std::move(waiters_[i]);
-    waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
-    owned->done(OutcomeFor(seq));
-  }
 }
 
 PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
@@ -791,19 +711,8 @@ PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
     auto it = workers_.find(w.pid);
     if (it == workers_.end() || !IsTarget(it->second->role)) continue;
     const WorkerState& state = *it->second;
-    WorkerOutcome o;
-    o.pid = w.pid;
-    o.role = state.role;
-    if (state.synced_seq >= seq) {
-      o.result = state.sync.in_sync ? PushResult::kApplied : PushResult::kPartial;
-      o.refused = state.sync.refused;
-      o.stale = state.stale.Sorted();
-    } else {
-      o.reason = !state.sync.error.empty() ? absl::StrCat("retrying: ", state.sync.error)
-                 : state.busy              ? "still applying"
-                                           : "not started";
-    }
-    outcome.workers.push_back(std::move(o));
+    outcome.workers.push_back(OutcomeOnWorker(w.pid, state.role, state.synced_seq >= seq,
+                                              state.busy, state.sync, state.stale));
   }
   return outcome;
 }

@@ -3,9 +3,9 @@
 // Reconciler: makes every live worker hold the desired state, as far as HAProxy allows, at a cost
 // proportional to what changed.
 //
-// Ownership and threading: owns per-worker sync state and its timers; uses (does not own) the
-// MasterClient, the WorkerRegistry and the desired state (owned by the caller, which changes it
-// and then calls Publish); loop thread only.
+// Ownership and threading: owns per-worker sync state and its timers, and the calls waiting for a
+// push (push_waiters.h); uses (does not own) the MasterClient, the WorkerRegistry and the desired
+// state (owned by the caller, which changes it and then calls Publish); loop thread only.
 //
 // What hawk knows of each worker decides how it is reconciled, one reconcile at a time per
 // worker:
@@ -46,6 +46,7 @@
 #include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
 #include "agent/reconcile/outcome.h"
+#include "agent/reconcile/push_waiters.h"
 #include "agent/registry/registry.h"
 #include "agent/uv/timer.h"
 
@@ -64,28 +65,6 @@ struct ReconcilerOptions {
   // A worker whose pending changes grow past this many objects (unreachable for long, say) is
   // observed in full instead when it comes back: memory stays bounded.
   size_t max_pending_objects = 200000;
-};
-
-enum class PushResult {
-  kApplied,  // the worker holds every desired object
-  kPartial,  // the reconcile finished, but some objects are stale there (see refused/stale)
-  kPending,  // not finished before the deadline
-};
-const char* PushResultName(PushResult result);
-
-struct WorkerOutcome {
-  int pid = 0;
-  model::WorkerRole role = model::WorkerRole::kUnknown;
-  PushResult result = PushResult::kPending;
-  std::string reason;  // kPending: why the worker has not finished (busy, unreachable, …)
-  std::vector<model::Refusal> refused;
-  std::vector<model::StaleObject> stale;
-};
-
-struct PushOutcome {
-  std::string version;
-  absl::optional<int64_t> generation;
-  std::vector<WorkerOutcome> workers;
 };
 
 // Counters for benches and metrics.
@@ -167,7 +146,6 @@ class Reconciler {
  private:
   struct WorkerState;
   struct Run;
-  struct Waiter;
 
   void OnWorkers(const model::WorkersReport& report, const registry::WorkerChanges& changes);
   bool IsTarget(model::WorkerRole role) const;
@@ -201,9 +179,9 @@ class Reconciler {
   void EndReconcile(WorkerState* worker);
   void RefreshSessions(WorkerState* worker);
   void OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
-  void AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
-                 std::function<void(PushOutcome)> done);
-  void CheckWaiters();
+  // For the waiters: whether every target worker (only `only_pid`, when not 0) reached push
+  // `seq`, and the outcome of push `seq` on each target worker, as of now.
+  bool PushComplete(uint64_t seq, int only_pid) const;
   PushOutcome OutcomeFor(uint64_t seq) const;
   void Notify();
   WorkerState* Find(int pid, uint64_t epoch);
@@ -221,7 +199,7 @@ class Reconciler {
   uint64_t next_epoch_ = 1;
   bool seen_first_report_ = false;
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;
-  std::vector<std::unique_ptr<Waiter>> waiters_;
+  PushWaiters waiters_;  // checked whenever a worker finished or the worker set changed
   // What the map and ACL files hold (TablesWritten): entries written per table, and every change
   // since the write, merged as for a worker that holds what the files hold.
   struct WrittenTables {
