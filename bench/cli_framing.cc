@@ -53,7 +53,7 @@ double RunClient(const std::string& socket, const std::string& command, int tota
         next();
       });
     };
-    client.SetOnReachable([&] {
+    hawk::base::Subscription reachable = client.AddReachableListener([&] {
       start = Clock::now();
       next();
     });

@@ -60,7 +60,7 @@ void StateService::AfterParse() {
   });
 }
 
-StateService::~StateService() { *alive_ = false; }
+StateService::~StateService() = default;
 
 absl::Status StateService::Load() {
   if (journal_ == nullptr) return absl::OkStatus();
@@ -226,11 +226,9 @@ void StateService::Commit(model::Delta delta, Done done) {
   entry->done = std::move(done);
   uint64_t id = entry->id;
   uncommitted_.push_back(std::move(entry));
-  std::weak_ptr<bool> alive = alive_;
-  journal_->Append(model::DeltaToJson(delta), [this, alive, id](absl::Status status) {
-    std::shared_ptr<bool> still = alive.lock();
-    if (still && *still) OnDurable(id, std::move(status));
-  });
+  journal_->Append(model::DeltaToJson(delta), lifetime_.Guard([this, id](absl::Status status) {
+    OnDurable(id, std::move(status));
+  }));
 }
 
 void StateService::OnDurable(uint64_t id, absl::Status status) {

@@ -30,6 +30,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "agent/base/lifetime.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/json_read.h"
@@ -97,7 +98,9 @@ class StateService {
   bool has_state_ = false;
   std::deque<std::unique_ptr<Uncommitted>> uncommitted_;  // in journal order
   StateServiceStats stats_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Guards the journal's dones (records appended, not yet durable), which may outlive the
+  // service. Last: disarmed before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::api

@@ -90,8 +90,8 @@ absl::Status App::Init() {
 
   watch_ = std::make_unique<api::WatchHub>(
       loop_->get(), [this] { return Snapshot(); }, [] { return absl::Now(); });
-  registry_->AddListener([this](const model::WorkersReport& report,
-                                const registry::WorkerChanges&) {
+  registry_subscription_ = registry_->AddListener([this](const model::WorkersReport& report,
+                                                         const registry::WorkerChanges&) {
     // `@@!<pid>` whole lines exist from 3.2 on: one worker CLI session per line instead of one
     // per command (MasterClientOptions::whole_lines).
     if (!report.master.version.empty()) {
@@ -108,7 +108,7 @@ absl::Status App::Init() {
     if (worker_client_) FollowCurrentWorker(report);
     watch_->OnChange();
   });
-  reconciler_->AddListener([this] { watch_->OnChange(); });
+  reconciler_subscription_ = reconciler_->AddListener([this] { watch_->OnChange(); });
 
   api::RegisterHealthRoutes(&api_router_, registry_.get());
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
@@ -217,6 +217,9 @@ model::WorkersReport App::Snapshot() const {
 void App::Stop() {
   // Users before what they use: servers and the watch hub read the reconciler and the
   // registry, the reconciler uses the registry and the client, the registry uses the client.
+  // The app's own subscriptions (into the watch hub and the clients) go first.
+  registry_subscription_.Reset();
+  reconciler_subscription_.Reset();
   servers_.clear();
   watch_.reset();
   reloader_.reset();

@@ -14,6 +14,7 @@
 #include "agent/api/watch.h"
 #include "agent/auth/bearer_token.h"
 #include "agent/base/address.h"
+#include "agent/base/callback_list.h"
 #include "agent/cli/client.h"
 #include "agent/http/server.h"
 #include "agent/model/desired.h"
@@ -77,6 +78,9 @@ class App {
   std::unique_ptr<api::StateService> state_;
   std::unique_ptr<reload::Reloader> reloader_;
   std::unique_ptr<api::WatchHub> watch_;
+  // The app's listeners on the registry (whole lines, --worker-socket, watch) and the reconciler.
+  base::Subscription registry_subscription_;
+  base::Subscription reconciler_subscription_;
   api::Router api_router_;
   api::Router probe_router_;
   std::unique_ptr<auth::TokenFile> token_;  // --token-file

@@ -489,7 +489,7 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
                      ": connection ready (", connections_.size(), " open)",
                      options_.worker_socket ? absl::StrCat(", worker ", worker_pid_) : "");
       ArmIdleTimer(conn);  // an extra connection (a late answer to a slow handshake) closes idle
-      if (!was_reachable && on_reachable_) on_reachable_();
+      if (!was_reachable) on_reachable_.Notify();
       continue;
     }
     if (conn->state != Connection::State::kBusy || !conn->batch) continue;
@@ -638,7 +638,7 @@ void MasterClient::DropConnection(Connection* conn, bool closed_by_peer, bool ma
     lost_at_ms_ = NowMs();
     retry_delay_ = options_.fast_retry_interval;
     ScheduleReconnect();
-    if (on_lost_) on_lost_();
+    on_lost_.Notify();
   }
 }
 

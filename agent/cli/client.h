@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "agent/base/address.h"
+#include "agent/base/callback_list.h"
 #include "agent/cli/command.h"
 #include "agent/cli/framer.h"
 #include "agent/uv/stream.h"
@@ -121,11 +122,17 @@ class MasterClient {
               absl::Duration timeout = absl::ZeroDuration(),
               BatchPriority priority = BatchPriority::kInteractive);
 
-  // Runs after the master closed a connection that hawk did not close (a reload or a restart),
-  // and after each failed connect while the master was previously reachable.
-  void SetOnConnectionLost(std::function<void()> callback) { on_lost_ = std::move(callback); }
-  // Runs when a connection completes its handshake after the master was unreachable.
-  void SetOnReachable(std::function<void()> callback) { on_reachable_ = std::move(callback); }
+  // Runs `callback` after the master closed a connection that hawk did not close (a reload or a
+  // restart), and after each failed connect while the master was previously reachable, until
+  // the returned handle is destroyed.
+  base::Subscription AddConnectionLostListener(std::function<void()> callback) {
+    return on_lost_.Add(std::move(callback));
+  }
+  // Runs `callback` when a connection completes its handshake after the master was unreachable,
+  // until the returned handle is destroyed.
+  base::Subscription AddReachableListener(std::function<void()> callback) {
+    return on_reachable_.Add(std::move(callback));
+  }
 
   // worker_socket: the pid the open connection reaches (0 before one was confirmed). Batches for
   // any other worker must not be sent here.
@@ -184,8 +191,8 @@ class MasterClient {
   uv::Timer reconnect_timer_;
   uint64_t lost_at_ms_ = 0;  // when the master was last lost (for the retry pacing)
   absl::Duration retry_delay_;
-  std::function<void()> on_lost_;
-  std::function<void()> on_reachable_;
+  base::CallbackList<> on_lost_;
+  base::CallbackList<> on_reachable_;
   MasterClientStats stats_;
   uint64_t next_batch_id_ = 1;
   int worker_pid_ = 0;

@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_sess.h"
 
@@ -135,7 +136,7 @@ size_t StaleSet::size() const {
   return n;
 }
 
-ActionReply ClassifyActionReply(const plan::Action& action, const cli::CommandResult& result,
+ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult& result,
                                 bool as_add, bool leaving) {
   ActionReply out;
   auto stale = [&](std::string field, std::string desired, std::string actual, std::string reason) {
@@ -206,7 +207,7 @@ model::StaleObject FrozenItem(const plan::Action& action) {
 }
 
 absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& sent,
-                                             const std::vector<cli::CommandResult>& results) {
+                                             const std::vector<CommandResult>& results) {
   for (size_t i = 0; i < results.size(); ++i) {
     const absl::Status& status = results[i].status();
     if (absl::IsNotFound(status) || absl::IsUnavailable(status) ||
@@ -227,12 +228,12 @@ std::string WithoutPrefix(const cli::Command& command) {
 }
 
 absl::StatusOr<plan::ObservedWorker> ObservedFromReplies(
-    const model::DesiredState& desired, const std::vector<cli::CommandResult>& results) {
+    const model::DesiredState& desired, const std::vector<CommandResult>& results) {
   plan::ObservedWorker observed;
   size_t i = 0;
   auto reply = [&](absl::string_view what) -> absl::StatusOr<absl::string_view> {
     if (i >= results.size()) return absl::InternalError("fewer replies than observations");
-    const cli::CommandResult& r = results[i++];
+    const CommandResult& r = results[i++];
     if (!r.ok())
       return absl::Status(r.status().code(),
                           absl::StrCat("observe ", what, ": ", r.status().message()));
@@ -283,6 +284,68 @@ absl::StatusOr<int64_t> CountSessionsOnStaleServers(absl::string_view show_sess,
     if (servers.contains(std::make_pair(row.backend, row.server))) ++count;
   }
   return count;
+}
+
+std::vector<cli::Command> ObservationCommands(const model::DesiredState& desired, int pid) {
+  std::vector<cli::Command> commands;
+  for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
+    commands.push_back(cli::ForWorker(pid, absl::StrCat("show servers state ", *name)));
+  }
+  for (const auto& [name, table] : model::SortedByName(desired.maps)) {
+    commands.push_back(cli::ForWorker(pid, absl::StrCat("show map ", *name)));
+  }
+  for (const auto& [name, table] : model::SortedByName(desired.acls)) {
+    commands.push_back(cli::ForWorker(pid, absl::StrCat("show acl ", *name)));
+  }
+  return commands;
+}
+
+std::vector<cli::Command> TableListingCommands(int pid) {
+  return {cli::ForWorker(pid, "show map"), cli::ForWorker(pid, "show acl")};
+}
+
+absl::flat_hash_set<std::string> TablesReadFromFiles(
+    const CommandResult& listing, bool acl,
+    const absl::flat_hash_map<std::string, int64_t>& written) {
+  absl::flat_hash_set<std::string> held;
+  if (written.empty() || !listing.ok()) return held;
+  absl::StatusOr<std::vector<parse::PatternRefInfo>> listed =
+      acl ? parse::ParseAclList(*listing) : parse::ParseMapList(*listing);
+  if (!listed.ok()) return held;
+  for (const parse::PatternRefInfo& ref : *listed) {
+    auto it = written.find(ref.file);
+    if (it != written.end() && ref.entry_cnt == it->second) held.insert(it->first);
+  }
+  return held;
+}
+
+const char* PushResultName(PushResult result) {
+  switch (result) {
+    case PushResult::kApplied:
+      return "APPLIED";
+    case PushResult::kPartial:
+      return "PARTIAL";
+    case PushResult::kPending:
+      return "PENDING";
+  }
+  return "PENDING";
+}
+
+WorkerOutcome OutcomeOnWorker(int pid, model::WorkerRole role, bool reached, bool busy,
+                              const model::WorkerSync& sync, const StaleSet& stale) {
+  WorkerOutcome outcome;
+  outcome.pid = pid;
+  outcome.role = role;
+  if (reached) {
+    outcome.result = sync.in_sync ? PushResult::kApplied : PushResult::kPartial;
+    outcome.refused = sync.refused;
+    outcome.stale = stale.Sorted();
+  } else {
+    outcome.reason = !sync.error.empty() ? absl::StrCat("retrying: ", sync.error)
+                     : busy              ? "still applying"
+                                         : "not started";
+  }
+  return outcome;
 }
 
 }  // namespace hawk::reconcile

@@ -1,7 +1,8 @@
 #pragma once
 
 // Pure pieces of the reconciler: what a reply to an action means, which objects stay stale on a
-// worker, and how a full observation's replies become an ObservedWorker. No I/O, no clock.
+// worker, the commands of an observation or a table listing and what their replies mean, and a
+// push's outcome on each worker. No I/O, no clock.
 
 #include <cstdint>
 #include <string>
@@ -12,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
-#include "agent/cli/client.h"
+#include "agent/cli/command.h"
 #include "agent/model/desired.h"
 #include "agent/model/workers.h"
 #include "agent/plan/observed.h"
@@ -20,6 +21,10 @@
 #include "agent/plan/plan.h"
 
 namespace hawk::reconcile {
+
+// A command's reply or error: the same type as cli::CommandResult, named here without the
+// client's header (which brings libuv), so that this file stays pure.
+using CommandResult = absl::StatusOr<std::string>;
 
 // The objects that stay stale on one worker, by object and field ("" for the whole object).
 // Kept across incremental reconciles: an object leaves it when a later change plans it again,
@@ -63,7 +68,7 @@ struct ActionReply {
 
 // What `result` (the reply to `command`, sent for `action`) means. `as_add`: the command is an
 // `add map` (a transaction's, or the follow-up of an upsert). `leaving`: the worker is LEAVING.
-ActionReply ClassifyActionReply(const plan::Action& action, const cli::CommandResult& result,
+ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult& result,
                                 bool as_add, bool leaving);
 
 // The stale item of a server action not sent to a frozen worker.
@@ -73,7 +78,7 @@ model::StaleObject FrozenItem(const plan::Action& action);
 // closed under it (a reload) or the deadline passed. Such an apply is retried, not reported:
 // HAProxy did not refuse anything, and some commands may not have run.
 absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& sent,
-                                             const std::vector<cli::CommandResult>& results);
+                                             const std::vector<CommandResult>& results);
 
 // The command as an operator would type it on the worker: without the `@!<pid> ` prefix.
 std::string WithoutPrefix(const cli::Command& command);
@@ -81,11 +86,57 @@ std::string WithoutPrefix(const cli::Command& command);
 // The replies to the observation of `desired` (`show servers state <be>` per backend, `show map`
 // per map, `show acl` per ACL, in the sorted order of each) as an ObservedWorker. An error when a
 // reply says nothing about its object (the worker is gone, the connection closed).
-absl::StatusOr<plan::ObservedWorker> ObservedFromReplies(
-    const model::DesiredState& desired, const std::vector<cli::CommandResult>& results);
+absl::StatusOr<plan::ObservedWorker> ObservedFromReplies(const model::DesiredState& desired,
+                                                         const std::vector<CommandResult>& results);
+
+// The commands that observe `desired` on worker `pid` in full: `show servers state <be>` per
+// backend, `show map <m>` per map, `show acl <a>` per ACL, each kind in sorted order (the order
+// ObservedFromReplies reads them in).
+std::vector<cli::Command> ObservationCommands(const model::DesiredState& desired, int pid);
+
+// A seed with written tables first lists the worker's maps and ACLs: `show map`, `show acl`.
+std::vector<cli::Command> TableListingCommands(int pid);
+
+// The tables of `written` (file name → entries written) that a worker read from their files: those
+// its listing (the reply to `show map`, or to `show acl` when `acl`) names with the number of
+// entries written. Anything else — a reply that failed, a file the configuration does not load, a
+// count that differs because someone else rewrote the file — is not.
+absl::flat_hash_set<std::string> TablesReadFromFiles(
+    const CommandResult& listing, bool acl,
+    const absl::flat_hash_map<std::string, int64_t>& written);
 
 // Live streams (`show sess`, CLI sessions excluded) whose server is stale in `stale`.
 absl::StatusOr<int64_t> CountSessionsOnStaleServers(absl::string_view show_sess,
                                                     const StaleSet& stale);
+
+// A push's outcome, per target worker (Reconciler::WaitForPush).
+enum class PushResult {
+  kApplied,  // the worker holds every desired object
+  kPartial,  // the reconcile finished, but some objects are stale there (see refused/stale)
+  kPending,  // not finished before the deadline
+};
+const char* PushResultName(PushResult result);
+
+struct WorkerOutcome {
+  int pid = 0;
+  model::WorkerRole role = model::WorkerRole::kUnknown;
+  PushResult result = PushResult::kPending;
+  std::string reason;  // kPending: why the worker has not finished (busy, unreachable, …)
+  std::vector<model::Refusal> refused;
+  std::vector<model::StaleObject> stale;
+};
+
+struct PushOutcome {
+  std::string version;
+  absl::optional<int64_t> generation;
+  std::vector<WorkerOutcome> workers;
+};
+
+// The outcome of a push on one target worker. `reached`: the worker's last completed reconcile
+// covers the push (its `sync` and `stale` then say how it went); otherwise the reason says why
+// not yet: `sync.error` (the last reconcile failed and is retried), `busy` (one is running), or
+// none started.
+WorkerOutcome OutcomeOnWorker(int pid, model::WorkerRole role, bool reached, bool busy,
+                              const model::WorkerSync& sync, const StaleSet& stale);
 
 }  // namespace hawk::reconcile

@@ -6,12 +6,9 @@
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/base/log.h"
-#include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
-#include "agent/parse/show_sess.h"
 #include "agent/parse/show_version.h"
 #include "agent/plan/commands.h"
 #include "agent/plan/observed.h"
@@ -34,18 +31,6 @@ constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 }  // namespace
-
-const char* PushResultName(PushResult result) {
-  switch (result) {
-    case PushResult::kApplied:
-      return "APPLIED";
-    case PushResult::kPartial:
-      return "PARTIAL";
-    case PushResult::kPending:
-      return "PENDING";
-  }
-  return "PENDING";
-}
 
 // One reconcile in flight: the plan, the commands sent for it and what each one was for.
 struct Reconciler::Run {
@@ -92,15 +77,6 @@ struct Reconciler::WorkerState {
   bool seed_timed = false;                      // its seed time is in stats_.seed_seconds
 };
 
-struct Reconciler::Waiter {
-  explicit Waiter(uv_loop_t* loop) : deadline(loop), first_check(loop) {}
-  uint64_t seq = 0;
-  int only_pid = 0;  // wait for this worker only (0: every target worker)
-  std::function<void(PushOutcome)> done;
-  uv::Timer deadline;
-  uv::Timer first_check;
-};
-
 Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
                        registry::WorkerRegistry* registry, const model::DesiredState* desired,
                        ReconcilerOptions options, std::function<absl::Time()> wall_clock)
@@ -110,22 +86,16 @@ Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
       desired_(desired),
       options_(options),
       wall_clock_(std::move(wall_clock)),
+      waiters_(
+          loop, [this](uint64_t seq, int only_pid) { return PushComplete(seq, only_pid); },
+          [this](uint64_t seq) { return OutcomeFor(seq); }),
       resync_timer_(loop),
       trim_timer_(loop) {}
 
-Reconciler::~Reconciler() { *alive_ = false; }
-
-cli::BatchCallback Reconciler::Guard(
-    std::function<void(std::vector<cli::CommandResult>)> callback) {
-  std::weak_ptr<bool> alive = alive_;
-  return [alive, callback = std::move(callback)](std::vector<cli::CommandResult> results) {
-    std::shared_ptr<bool> still = alive.lock();
-    if (still && *still) callback(std::move(results));
-  };
-}
+Reconciler::~Reconciler() = default;
 
 void Reconciler::Start() {
-  registry_->AddListener(
+  workers_subscription_ = registry_->AddListener(
       [this](const model::WorkersReport& report, const registry::WorkerChanges& changes) {
         OnWorkers(report, changes);
       });
@@ -254,7 +224,7 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
       RefreshSessions(worker.get());
     }
   }
-  CheckWaiters();
+  waiters_.Check();
 }
 
 void Reconciler::Kick(WorkerState* worker) {
@@ -328,12 +298,6 @@ void Reconciler::TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
   written_->acls = std::move(acls);
 }
 
-namespace {
-std::vector<cli::Command> TableListings(int pid) {
-  return {cli::ForWorker(pid, "show map"), cli::ForWorker(pid, "show acl")};
-}
-}  // namespace
-
 bool Reconciler::TableUnchangedSinceWritten(bool acl, const std::string& name) const {
   if (!written_.has_value()) return false;
   const auto& written = acl ? written_->acls : written_->maps;
@@ -342,13 +306,13 @@ bool Reconciler::TableUnchangedSinceWritten(bool acl, const std::string& name) c
 }
 
 void Reconciler::ListTables(WorkerState* worker) {
-  Submit(worker, TableListings(worker->pid), &Reconciler::OnTablesListed);
+  Submit(worker, TableListingCommands(worker->pid), &Reconciler::OnTablesListed);
 }
 
 void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
   WorkerState* worker = Find(pid, epoch);
   if (worker == nullptr) return;
-  if (absl::optional<std::string> error = TransportFailure(TableListings(pid), results)) {
+  if (absl::optional<std::string> error = TransportFailure(TableListingCommands(pid), results)) {
     // Nothing was sent yet: the retry is this seed again, not an observation.
     Fail(worker, *std::move(error));
     worker->seed = true;
@@ -365,25 +329,11 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
     Apply(worker, plan::PlanFullSeed(*desired_));
     return;
   }
-  // A table counts as read from its file when the worker lists that file with the number of
-  // entries written. Anything else (a reply that failed, a file the configuration does not load,
-  // a count that differs because someone else rewrote the file) gets the whole table.
+  // The tables the worker read from their files get only the changes since; the others, whole.
   plan::TablesAtBirth born;
   born.since = &written_->since;
-  auto confirm = [](const cli::CommandResult& result, bool acl,
-                    const absl::flat_hash_map<std::string, int64_t>& written,
-                    absl::flat_hash_set<std::string>* held) {
-    if (written.empty() || !result.ok()) return;
-    absl::StatusOr<std::vector<parse::PatternRefInfo>> listed =
-        acl ? parse::ParseAclList(*result) : parse::ParseMapList(*result);
-    if (!listed.ok()) return;
-    for (const parse::PatternRefInfo& ref : *listed) {
-      auto it = written.find(ref.file);
-      if (it != written.end() && ref.entry_cnt == it->second) held->insert(it->first);
-    }
-  };
-  confirm(results[0], /*acl=*/false, written_->maps, &born.maps);
-  confirm(results[1], /*acl=*/true, written_->acls, &born.acls);
+  born.maps = TablesReadFromFiles(results[0], /*acl=*/false, written_->maps);
+  born.acls = TablesReadFromFiles(results[1], /*acl=*/true, written_->acls);
   stats_.tables_from_files += born.maps.size() + born.acls.size();
   base::LogDebug("reconcile worker ", pid, ": seeded with ", born.maps.size(), " of ",
                  written_->maps.size(), " written maps and ", born.acls.size(), " of ",
@@ -395,17 +345,8 @@ void Reconciler::Observe(WorkerState* worker) {
   ++stats_.observes;
   worker->observe = false;
   worker->pending.Clear();  // the diff covers every change up to when the replies are planned
-  std::vector<cli::Command> commands;
   int pid = worker->pid;
-  for (const auto& [name, backend] : model::SortedByName(desired_->backends)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show servers state ", *name)));
-  }
-  for (const auto& [name, table] : model::SortedByName(desired_->maps)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show map ", *name)));
-  }
-  for (const auto& [name, table] : model::SortedByName(desired_->acls)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show acl ", *name)));
-  }
+  std::vector<cli::Command> commands = ObservationCommands(*desired_, pid);
   auto run = std::make_unique<Run>();
   run->full = true;
   worker->run = std::move(run);
@@ -453,17 +394,17 @@ void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
   cli::BatchPriority priority = worker->run != nullptr && worker->run->full
                                     ? cli::BatchPriority::kBulk
                                     : cli::BatchPriority::kInteractive;
-  via->Submit(std::move(commands), Guard([this, pid, epoch, then](auto results) {
-                // `Can't find the target PID`: the worker exited (or is still starting). The
-                // registry looks now rather than at its next poll, so that pushes stop waiting
-                // for a worker that is gone.
-                if (std::any_of(results.begin(), results.end(),
-                                [](const auto& r) { return absl::IsNotFound(r.status()); })) {
-                  registry_->RefreshNow();
-                }
-                (this->*then)(pid, epoch, std::move(results));
-              }),
-              timeout, priority);
+  // Guarded: the batch may still be queued in the client when the reconciler is gone.
+  auto done = lifetime_.Guard([this, pid, epoch, then](std::vector<cli::CommandResult> results) {
+    // `Can't find the target PID`: the worker exited (or is still starting). The registry looks
+    // now rather than at its next poll, so that pushes stop waiting for a worker that is gone.
+    if (std::any_of(results.begin(), results.end(),
+                    [](const auto& r) { return absl::IsNotFound(r.status()); })) {
+      registry_->RefreshNow();
+    }
+    (this->*then)(pid, epoch, std::move(results));
+  });
+  via->Submit(std::move(commands), std::move(done), timeout, priority);
 }
 
 void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
@@ -720,7 +661,7 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
 void Reconciler::EndReconcile(WorkerState* worker) {
   worker->busy = false;
   Notify();
-  CheckWaiters();
+  waiters_.Check();
   if (worker->dirty && !worker->retry) Kick(worker);
 }
 
@@ -729,10 +670,10 @@ void Reconciler::RefreshSessions(WorkerState* worker) {
   worker->sessions_busy = true;
   int pid = worker->pid;
   uint64_t epoch = worker->epoch;
-  client_->Submit({cli::ForWorker(pid, "show sess")}, Guard([this, pid, epoch](auto results) {
-                    OnSessions(pid, epoch, std::move(results));
-                  }),
-                  options_.batch_timeout);
+  auto done = lifetime_.Guard([this, pid, epoch](std::vector<cli::CommandResult> results) {
+    OnSessions(pid, epoch, std::move(results));
+  });
+  client_->Submit({cli::ForWorker(pid, "show sess")}, std::move(done), options_.batch_timeout);
 }
 
 void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
@@ -750,12 +691,12 @@ void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandRes
 
 void Reconciler::WaitForPush(uint64_t seq, absl::Duration timeout,
                              std::function<void(PushOutcome)> done) {
-  AddWaiter(seq, /*only_pid=*/0, timeout, std::move(done));
+  waiters_.Add(seq, /*only_pid=*/0, timeout, std::move(done));
 }
 
 void Reconciler::WaitForWorker(int pid, absl::Duration timeout,
                                std::function<void(bool synced)> done) {
-  AddWaiter(desired_seq_, pid, timeout, [pid, done = std::move(done)](PushOutcome outcome) {
+  waiters_.Add(desired_seq_, pid, timeout, [pid, done = std::move(done)](PushOutcome outcome) {
     for (const WorkerOutcome& worker : outcome.workers) {
       if (worker.pid == pid) {
         done(worker.result != PushResult::kPending);
@@ -772,42 +713,12 @@ bool Reconciler::HoldsLatest(int pid) const {
   return it->second->synced_seq >= desired_seq_;
 }
 
-void Reconciler::AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
-                           std::function<void(PushOutcome)> done) {
-  auto waiter = std::make_unique<Waiter>(loop_);
-  waiter->seq = seq;
-  waiter->only_pid = only_pid;
-  waiter->done = std::move(done);
-  Waiter* raw = waiter.get();
-  waiter->deadline.Start(ToMs(timeout), 0, [this, raw] {
-    auto it = std::find_if(waiters_.begin(), waiters_.end(),
-                           [raw](const auto& w) { return w.get() == raw; });
-    if (it == waiters_.end()) return;
-    std::unique_ptr<Waiter> owned = std::move(*it);
-    waiters_.erase(it);
-    owned->done(OutcomeFor(owned->seq));
+bool Reconciler::PushComplete(uint64_t seq, int only_pid) const {
+  return std::all_of(workers_.begin(), workers_.end(), [&](const auto& entry) {
+    const WorkerState& w = *entry.second;
+    if (only_pid != 0 && w.pid != only_pid) return true;
+    return !IsTarget(w.role) || w.synced_seq >= seq;
   });
-  waiter->first_check.Start(0, 0, [this] { CheckWaiters(); });
-  waiters_.push_back(std::move(waiter));
-}
-
-void Reconciler::CheckWaiters() {
-  for (size_t i = 0; i < waiters_.size();) {
-    uint64_t seq = waiters_[i]->seq;
-    int only_pid = waiters_[i]->only_pid;
-    bool complete = std::all_of(workers_.begin(), workers_.end(), [&](const auto& entry) {
-      const WorkerState& w = *entry.second;
-      if (only_pid != 0 && w.pid != only_pid) return true;
-      return !IsTarget(w.role) || w.synced_seq >= seq;
-    });
-    if (!complete) {
-      ++i;
-      continue;
-    }
-    std::unique_ptr<Waiter> owned = std::move(waiters_[i]);
-    waiters_.erase(waiters_.begin() + static_cast<std::ptrdiff_t>(i));
-    owned->done(OutcomeFor(seq));
-  }
 }
 
 PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
@@ -820,19 +731,8 @@ PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
     auto it = workers_.find(w.pid);
     if (it == workers_.end() || !IsTarget(it->second->role)) continue;
     const WorkerState& state = *it->second;
-    WorkerOutcome o;
-    o.pid = w.pid;
-    o.role = state.role;
-    if (state.synced_seq >= seq) {
-      o.result = state.sync.in_sync ? PushResult::kApplied : PushResult::kPartial;
-      o.refused = state.sync.refused;
-      o.stale = state.stale.Sorted();
-    } else {
-      o.reason = !state.sync.error.empty() ? absl::StrCat("retrying: ", state.sync.error)
-                 : state.busy              ? "still applying"
-                                           : "not started";
-    }
-    outcome.workers.push_back(std::move(o));
+    outcome.workers.push_back(OutcomeOnWorker(w.pid, state.role, state.synced_seq >= seq,
+                                              state.busy, state.sync, state.stale));
   }
   return outcome;
 }
@@ -847,8 +747,6 @@ void Reconciler::Annotate(model::WorkersReport* report) const {
   }
 }
 
-void Reconciler::Notify() {
-  for (const auto& listener : listeners_) listener();
-}
+void Reconciler::Notify() { listeners_.Notify(); }
 
 }  // namespace hawk::reconcile

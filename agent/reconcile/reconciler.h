@@ -3,9 +3,9 @@
 // Reconciler: makes every live worker hold the desired state, as far as HAProxy allows, at a cost
 // proportional to what changed.
 //
-// Ownership and threading: owns per-worker sync state and its timers; uses (does not own) the
-// MasterClient, the WorkerRegistry and the desired state (owned by the caller, which changes it
-// and then calls Publish); loop thread only.
+// Ownership and threading: owns per-worker sync state and its timers, and the calls waiting for a
+// push (push_waiters.h); uses (does not own) the MasterClient, the WorkerRegistry and the desired
+// state (owned by the caller, which changes it and then calls Publish); loop thread only.
 //
 // What hawk knows of each worker decides how it is reconciled, one reconcile at a time per
 // worker:
@@ -36,6 +36,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/base/callback_list.h"
+#include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/metrics/exposition.h"
 #include "agent/model/delta.h"
@@ -44,6 +46,7 @@
 #include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
 #include "agent/reconcile/outcome.h"
+#include "agent/reconcile/push_waiters.h"
 #include "agent/registry/registry.h"
 #include "agent/uv/timer.h"
 
@@ -62,28 +65,6 @@ struct ReconcilerOptions {
   // A worker whose pending changes grow past this many objects (unreachable for long, say) is
   // observed in full instead when it comes back: memory stays bounded.
   size_t max_pending_objects = 200000;
-};
-
-enum class PushResult {
-  kApplied,  // the worker holds every desired object
-  kPartial,  // the reconcile finished, but some objects are stale there (see refused/stale)
-  kPending,  // not finished before the deadline
-};
-const char* PushResultName(PushResult result);
-
-struct WorkerOutcome {
-  int pid = 0;
-  model::WorkerRole role = model::WorkerRole::kUnknown;
-  PushResult result = PushResult::kPending;
-  std::string reason;  // kPending: why the worker has not finished (busy, unreachable, …)
-  std::vector<model::Refusal> refused;
-  std::vector<model::StaleObject> stale;
-};
-
-struct PushOutcome {
-  std::string version;
-  absl::optional<int64_t> generation;
-  std::vector<WorkerOutcome> workers;
 };
 
 // Counters for benches and metrics.
@@ -155,15 +136,16 @@ class Reconciler {
   // Fills each worker's `sync` from what the reconciler knows.
   void Annotate(model::WorkersReport* report) const;
 
-  // Runs after any worker's sync state changed.
-  void AddListener(std::function<void()> listener) { listeners_.push_back(std::move(listener)); }
+  // Runs `listener` after any worker's sync state changed, until the returned handle is destroyed.
+  base::Subscription AddListener(std::function<void()> listener) {
+    return listeners_.Add(std::move(listener));
+  }
 
   const ReconcilerStats& stats() const { return stats_; }
 
  private:
   struct WorkerState;
   struct Run;
-  struct Waiter;
 
   void OnWorkers(const model::WorkersReport& report, const registry::WorkerChanges& changes);
   bool IsTarget(model::WorkerRole role) const;
@@ -197,15 +179,13 @@ class Reconciler {
   void EndReconcile(WorkerState* worker);
   void RefreshSessions(WorkerState* worker);
   void OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
-  void AddWaiter(uint64_t seq, int only_pid, absl::Duration timeout,
-                 std::function<void(PushOutcome)> done);
-  void CheckWaiters();
+  // For the waiters: whether every target worker (only `only_pid`, when not 0) reached push
+  // `seq`, and the outcome of push `seq` on each target worker, as of now.
+  bool PushComplete(uint64_t seq, int only_pid) const;
   PushOutcome OutcomeFor(uint64_t seq) const;
   void Notify();
   WorkerState* Find(int pid, uint64_t epoch);
   WorkerState* FindPid(int pid);
-  // Wraps a callback so that it does nothing once the reconciler is gone.
-  cli::BatchCallback Guard(std::function<void(std::vector<cli::CommandResult>)> callback);
 
   uv_loop_t* loop_;
   cli::MasterClient* client_;
@@ -219,7 +199,7 @@ class Reconciler {
   uint64_t next_epoch_ = 1;
   bool seen_first_report_ = false;
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;
-  std::vector<std::unique_ptr<Waiter>> waiters_;
+  PushWaiters waiters_;  // checked whenever a worker finished or the worker set changed
   // What the map and ACL files hold (TablesWritten): entries written per table, and every change
   // since the write, merged as for a worker that holds what the files hold.
   struct WrittenTables {
@@ -234,10 +214,12 @@ class Reconciler {
   // After a full reconcile (a seed or an observation: replies and commands of the whole state)
   // gives its memory back to the system once no other is running; see ScheduleTrim.
   uv::Timer trim_timer_;
-  std::vector<std::function<void()>> listeners_;
+  base::CallbackList<> listeners_;
+  base::Subscription workers_subscription_;  // to the registry's reports (Start)
   ReconcilerStats stats_;
-  // Guards callbacks that outlive the reconciler (batches still in the client's queue).
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Guards callbacks that outlive the reconciler (batches still in the clients' queues). Last:
+  // disarmed before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::reconcile

@@ -46,11 +46,11 @@ WorkerRegistry::WorkerRegistry(uv_loop_t* loop, cli::MasterClient* client, Regis
 }
 
 void WorkerRegistry::Start() {
-  client_->SetOnConnectionLost([this] {
+  connection_lost_ = client_->AddConnectionLostListener([this] {
     // A reload closes every master connection: look again as soon as the master is back.
     RefreshNow();
   });
-  client_->SetOnReachable([this] { RefreshNow(); });
+  reachable_ = client_->AddReachableListener([this] { RefreshNow(); });
   RefreshNow();
 }
 
@@ -94,10 +94,12 @@ void WorkerRegistry::BeginRefresh() {
   refreshing_ = true;
   again_ = false;
   poll_timer_.Stop();
-  client_->Submit(
-      {cli::Command::Master("show proc")},
-      [this](std::vector<cli::CommandResult> results) { OnShowProc(std::move(results)); },
-      options_.query_timeout);
+  // Guarded, as every batch here: it may still be queued in the client when the registry is gone.
+  client_->Submit({cli::Command::Master("show proc")},
+                  lifetime_.Guard([this](std::vector<cli::CommandResult> results) {
+                    OnShowProc(std::move(results));
+                  }),
+                  options_.query_timeout);
 }
 
 void WorkerRegistry::OnShowProc(std::vector<cli::CommandResult> results) {
@@ -125,12 +127,12 @@ void WorkerRegistry::OnShowProc(std::vector<cli::CommandResult> results) {
     OnShowInfo(*std::move(proc), {}, {});
     return;
   }
-  client_->Submit(
-      std::move(commands),
-      [this, proc = *std::move(proc), pids](std::vector<cli::CommandResult> r) mutable {
-        OnShowInfo(std::move(proc), std::move(pids), std::move(r));
-      },
-      options_.query_timeout);
+  client_->Submit(std::move(commands),
+                  lifetime_.Guard([this, proc = *std::move(proc),
+                                   pids](std::vector<cli::CommandResult> r) mutable {
+                    OnShowInfo(std::move(proc), std::move(pids), std::move(r));
+                  }),
+                  options_.query_timeout);
 }
 
 void WorkerRegistry::OnShowInfo(parse::ShowProc proc, std::vector<int> pids,
@@ -190,7 +192,7 @@ void WorkerRegistry::Publish(model::WorkersReport next) {
   have_report_ = true;
   report_refresh_ = refreshes_begun_;  // one refresh at a time: the one that began last
   ++refreshes_;
-  for (const Listener& listener : listeners_) listener(report_, changes);
+  listeners_.Notify(report_, changes);
 }
 
 void WorkerRegistry::EndRefresh() {

@@ -2,8 +2,9 @@
 
 // WorkerRegistry keeps the per-worker report fresh.
 //
-// Ownership and threading: owns its poll timer; uses (does not own) the MasterClient; loop
-// thread only. Subscribers run on the loop after each refresh.
+// Ownership and threading: owns its poll timer; uses (does not own) the MasterClient, whose
+// queue may outlive it (batches are guarded); loop thread only. Subscribers run on the loop after
+// each refresh.
 //
 // A refresh is `show proc`, then `@!<pid> show info` for every listed worker, pipelined in one
 // batch. Triggers: the master closing hawk's connection (a reload: noticed at once), the master
@@ -20,6 +21,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
+#include "agent/base/callback_list.h"
+#include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/model/workers.h"
 #include "agent/parse/show_proc.h"
@@ -67,8 +70,9 @@ class WorkerRegistry {
   model::WorkersReport Snapshot() const;
   // Ready: the master CLI answers and a CURRENT worker is known. Otherwise `reason` says why.
   bool Ready(std::string* reason) const;
-  // Runs after every completed refresh, with what changed (possibly nothing).
-  void AddListener(Listener listener) { listeners_.push_back(std::move(listener)); }
+  // Runs `listener` after every completed refresh, with what changed (possibly nothing), until
+  // the returned handle is destroyed.
+  base::Subscription AddListener(Listener listener) { return listeners_.Add(std::move(listener)); }
   uint64_t refreshes() const { return refreshes_; }
   // Refreshes begun so far, and which of them produced report(): a report newer than a moment is
   // one whose refresh number is above refreshes_begun() at that moment.
@@ -101,7 +105,13 @@ class WorkerRegistry {
   bool retry_soon_ = false;
   bool last_refresh_ok_ = false;
   uint64_t refreshes_ = 0;
-  std::vector<Listener> listeners_;
+  base::CallbackList<const model::WorkersReport&, const WorkerChanges&> listeners_;
+  // To the client's lost and reachable connections (Start).
+  base::Subscription connection_lost_;
+  base::Subscription reachable_;
+  // Guards the batches it submits, which may outlive it in the client's queue. Last: disarmed
+  // before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::registry

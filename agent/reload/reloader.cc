@@ -1,9 +1,7 @@
 #include "agent/reload/reloader.h"
 
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -23,8 +21,6 @@
 namespace hawk::reload {
 namespace {
 
-// A configuration file hawk reads back (to keep or restore it) is at most this big.
-constexpr size_t kMaxConfigBytes = 64 * 1024 * 1024;
 constexpr size_t kMaxCheckOutputBytes = 64 * 1024;
 // What a record keeps of the round's log.
 constexpr size_t kMaxLogBytes = 16 * 1024;
@@ -32,43 +28,12 @@ constexpr size_t kMaxLogBytes = 16 * 1024;
 constexpr uint64_t kVerdictPollMs = 5;
 // `Another reload is still in progress.` (3.1+): try again after this long.
 constexpr uint64_t kBusyRetryMs = 100;
-// An external reload whose new worker does not show up within this long is recorded as such.
-constexpr uint64_t kExternalVerdictMs = 60000;
-// A configuration file that does not exist yet is created with this mode.
-constexpr mode_t kConfigMode = 0644;
-
-// Writes `path` (the configuration itself, its `.previous`, the candidate under `haproxy -c`, a
-// restore) with the mode, owner and group `config_path` has now: a 0640 haproxy.cfg that holds
-// userlist passwords or stats credentials must not become world-readable, nor change group.
-absl::Status WriteLikeConfig(const std::string& config_path, const std::string& path,
-                             absl::string_view contents, absl::string_view what) {
-  absl::StatusOr<store::FileOwnership> ownership = store::OwnershipOf(config_path, what);
-  if (ownership.ok()) return store::WriteFileAtomically(path, contents, *ownership, what);
-  if (!absl::IsNotFound(ownership.status())) return ownership.status();
-  return store::WriteFileAtomically(path, contents, kConfigMode, what);
-}
+// The server-state file, when hawk creates it: as a new configuration file.
+constexpr mode_t kServerStateFileMode = kNewConfigMode;
 
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 uint64_t MonotonicMs() { return uv_hrtime() / 1000000; }
-
-// Wraps a callback that may outlive the reloader (a batch in the client's queue, a reconciler
-// waiter, a child process) so that it does nothing once the reloader is gone.
-template <typename F>
-auto IfAlive(const std::shared_ptr<bool>& alive, F callback) {
-  return [alive = std::weak_ptr<bool>(alive), callback = std::move(callback)](auto&&... args) {
-    std::shared_ptr<bool> still = alive.lock();
-    if (still && *still) callback(std::forward<decltype(args)>(args)...);
-  };
-}
-
-ReloadBaseline BaselineFrom(const model::WorkersReport& report) {
-  ReloadBaseline baseline;
-  baseline.master_pid = report.master.pid;
-  baseline.master_reloads = report.master.reloads;
-  for (const model::WorkerReport& w : report.workers) baseline.worker_pids.insert(w.pid);
-  return baseline;
-}
 
 std::string Excerpt(absl::string_view text) {
   text = absl::StripTrailingAsciiWhitespace(text);
@@ -118,10 +83,9 @@ struct Reloader::Round {
   uint64_t started_ms = 0;
   uint64_t reload_sent_ms = 0;  // 0 until `reload` is sent
   std::string log;
-  // The file as it was before this round wrote it; nullopt when there was none.
-  absl::optional<std::string> previous_config;
+  PreviousConfig previous;  // what the configuration held before this round wrote it
   bool config_written = false;
-  std::string candidate_path;  // the configuration under `haproxy -c`, removed afterwards
+  absl::optional<CandidateFile> candidate;  // the configuration under `haproxy -c`
   std::unique_ptr<uv::ChildProcess> check;
   int presync_pid = 0;
   ReloadBaseline baseline;
@@ -138,21 +102,20 @@ Reloader::Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerR
       reconciler_(reconciler),
       options_(std::move(options)),
       wall_clock_(std::move(wall_clock)),
+      config_file_(options_.config_path),
       start_timer_(loop),
       step_timer_(loop),
       deadline_(loop) {}
 
-Reloader::~Reloader() {
-  *alive_ = false;
-  if (round_ && !round_->candidate_path.empty()) ::unlink(round_->candidate_path.c_str());
-}
+// The round in progress goes with its candidate file (removed) and its `haproxy -c` (killed).
+Reloader::~Reloader() = default;
 
 void Reloader::Start() {
-  registry_->AddListener([this](const model::WorkersReport& report,
-                                const registry::WorkerChanges&) { OnWorkers(report); });
+  workers_subscription_ =
+      registry_->AddListener([this](const model::WorkersReport& report,
+                                    const registry::WorkerChanges&) { OnWorkers(report); });
   if (options_.config_path.empty()) return;
-  absl::StatusOr<std::string> text =
-      store::ReadFileBounded(options_.config_path, kMaxConfigBytes, "read --haproxy-config");
+  absl::StatusOr<std::string> text = config_file_.Read("read --haproxy-config");
   if (!text.ok()) {
     base::LogWarn(text.status().message());
     return;
@@ -220,19 +183,19 @@ void Reloader::Check() {
   }
   if (round_->config.has_value()) {
     // Checked under another name first: a rejected configuration never replaces the file.
-    round_->candidate_path = absl::StrCat(options_.config_path, ".hawk-candidate");
-    absl::Status written = WriteLikeConfig(options_.config_path, round_->candidate_path,
-                                           *round_->config, "write the configuration");
-    if (!written.ok()) {
-      Finish(ReloadResult::kFailed, absl::InternalError(written.message()));
+    absl::StatusOr<CandidateFile> candidate = config_file_.WriteCandidate(*round_->config);
+    if (!candidate.ok()) {
+      Finish(ReloadResult::kFailed, absl::InternalError(candidate.status().message()));
       return;
     }
-    path = round_->candidate_path;
+    path = candidate->path();
+    round_->candidate = *std::move(candidate);
   }
   absl::StatusOr<std::unique_ptr<uv::ChildProcess>> check = uv::ChildProcess::Spawn(
       loop_, {options_.haproxy_binary, "-c", "-f", path}, ToMs(options_.check_timeout),
       kMaxCheckOutputBytes,
-      IfAlive(alive_, [this](uv::ProcessResult result) { OnChecked(std::move(result)); }));
+      // Unguarded: the round owns the child, and destroying it drops `done` (uv/process.h).
+      [this](uv::ProcessResult result) { OnChecked(std::move(result)); });
   if (!check.ok()) {
     Finish(ReloadResult::kFailed,
            absl::InternalError(absl::StrCat("--haproxy-binary: ", check.status().message())));
@@ -243,10 +206,7 @@ void Reloader::Check() {
 
 void Reloader::OnChecked(uv::ProcessResult result) {
   if (!round_) return;
-  if (!round_->candidate_path.empty()) {
-    ::unlink(round_->candidate_path.c_str());
-    round_->candidate_path.clear();
-  }
+  round_->candidate.reset();
   std::string output(absl::StripTrailingAsciiWhitespace(result.output));
   if (!output.empty()) Note(absl::StrCat("haproxy -c:\n", output));
   if (!result.succeeded()) {
@@ -269,26 +229,12 @@ void Reloader::WriteConfig() {
     Presync();
     return;
   }
-  const std::string& path = options_.config_path;
-  absl::StatusOr<std::string> previous =
-      store::ReadFileBounded(path, kMaxConfigBytes, "read the previous configuration");
-  if (previous.ok()) {
-    absl::Status kept = WriteLikeConfig(path, absl::StrCat(path, ".previous"), *previous,
-                                        "keep the previous configuration");
-    if (!kept.ok()) {
-      Finish(ReloadResult::kFailed, absl::InternalError(kept.message()));
-      return;
-    }
-    round_->previous_config = *std::move(previous);
-  } else if (!absl::IsNotFound(previous.status())) {
+  absl::StatusOr<PreviousConfig> previous = config_file_.Replace(*round_->config);
+  if (!previous.ok()) {
     Finish(ReloadResult::kFailed, absl::InternalError(previous.status().message()));
     return;
   }
-  absl::Status written = WriteLikeConfig(path, path, *round_->config, "write the configuration");
-  if (!written.ok()) {
-    Finish(ReloadResult::kFailed, absl::InternalError(written.message()));
-    return;
-  }
+  round_->previous = *std::move(previous);
   round_->config_written = true;
   Presync();
 }
@@ -302,7 +248,7 @@ void Reloader::Presync() {
   round_->presync_pid = current->pid;
   uint64_t id = round_->id;
   reconciler_->WaitForWorker(
-      current->pid, options_.presync_timeout, IfAlive(alive_, [this, id](bool synced) {
+      current->pid, options_.presync_timeout, lifetime_.Guard([this, id](bool synced) {
         if (!round_ || round_->id != id) return;
         if (!synced) {
           Note(absl::StrCat("pre-sync: worker ", round_->presync_pid,
@@ -322,7 +268,7 @@ void Reloader::WriteServerState() {
     return;
   }
   client_->Submit({cli::ForWorker(current->pid, "show servers state")},
-                  IfAlive(alive_, [this](std::vector<cli::CommandResult> results) {
+                  lifetime_.Guard([this](std::vector<cli::CommandResult> results) {
                     OnServerState(std::move(results));
                   }));
 }
@@ -337,7 +283,7 @@ void Reloader::OnServerState(std::vector<cli::CommandResult> results) {
     size_t servers = rows->size();
     absl::Status written = store::WriteFileAtomically(
         options_.server_state_file, plan::DesiredServersStateFile(*std::move(rows), *desired),
-        kConfigMode, "write the server-state file");
+        kServerStateFileMode, "write the server-state file");
     Note(written.ok() ? absl::StrCat("server-state file: ", servers, " servers written to ",
                                      options_.server_state_file)
                       : absl::StrCat("server-state file not written: ", written.message()));
@@ -433,7 +379,7 @@ void Reloader::SendReload() {
     uint64_t id = round_->id;
     reconciler_->WaitForWorker(current->pid,
                                absl::Milliseconds(static_cast<int64_t>(budget - spent)),
-                               IfAlive(alive_, [this, id](bool) {
+                               lifetime_.Guard([this, id](bool) {
                                  if (!round_ || round_->id != id) return;
                                  SendReloadNow();
                                }));
@@ -461,11 +407,10 @@ void Reloader::SendReloadNow() {
   reload.closes_connection = true;  // 2.6 answers nothing and closes; 2.7+ answers, then closes
   uint64_t id = round_->id;
   client_->Submit({cli::Command::Master("show proc"), std::move(reload)},
-                  IfAlive(alive_,
-                          [this, id](std::vector<cli::CommandResult> results) {
-                            if (!round_ || round_->id != id) return;
-                            OnReloadReply(std::move(results));
-                          }),
+                  lifetime_.Guard([this, id](std::vector<cli::CommandResult> results) {
+                    if (!round_ || round_->id != id) return;
+                    OnReloadReply(std::move(results));
+                  }),
                   options_.reload_timeout);
 }
 
@@ -491,7 +436,7 @@ void Reloader::OnReloadReply(std::vector<cli::CommandResult> results) {
     round_->baseline.worker_pids.insert(worker.pid);
   }
   // Every attempt moves the master's counter: this one is hawk's, not an external reload.
-  accounted_reloads_ = std::max(accounted_reloads_, proc->master.reloads + 1);
+  external_.AccountOwnReload(proc->master.reloads);
   round_->reply = parse::ReloadReply{};
   if (results[1].ok()) {
     absl::StatusOr<parse::ReloadReply> reply = parse::ParseReloadReply(*results[1]);
@@ -538,7 +483,7 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
   deadline_.Stop();
   step_timer_.Stop();
   std::unique_ptr<Round> round = std::move(round_);
-  if (!round->candidate_path.empty()) ::unlink(round->candidate_path.c_str());
+  round->candidate.reset();
   ReloadRecord record;
   record.config_written = round->config_written;
   // A configuration that did not load, or a reload that never reached HAProxy, must not stay
@@ -547,13 +492,7 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
   bool restore = round->config_written &&
                  (result == ReloadResult::kFailed || result == ReloadResult::kUnreachable);
   if (restore) {
-    absl::Status restored =
-        round->previous_config.has_value()
-            ? WriteLikeConfig(options_.config_path, options_.config_path, *round->previous_config,
-                              "restore the previous configuration")
-            : (::unlink(options_.config_path.c_str()) == 0
-                   ? absl::OkStatus()
-                   : absl::ErrnoToStatus(errno, absl::StrCat("remove ", options_.config_path)));
+    absl::Status restored = config_file_.Restore(round->previous);
     record.config_restored = restored.ok();
     absl::StrAppend(&round->log,
                     restored.ok() ? absl::StrCat("the previous configuration was restored in ",
@@ -593,55 +532,28 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
 
 void Reloader::OnWorkers(const model::WorkersReport& report) {
   if (round_ && round_->awaiting) Judge(report);
-  if (report.master.pid == 0) return;  // the master was not reached
-  if (report.master.pid != last_seen_.master_pid) {
-    // First sight of this master (hawk started, or HAProxy was restarted): nothing to record.
-    accounted_reloads_ = report.master.reloads;
-    external_.reset();
-    last_seen_ = BaselineFrom(report);
-    return;
-  }
-  // Once hawk has sent `reload`, the counter may move before the reply comes back (3.1+ answers
-  // only once the new worker is ready, and the registry polls meanwhile): that is hawk's reload,
-  // accounted for when the reply arrives, not an external one.
+  // Once hawk has sent `reload`, the counter may move before the reply comes back: that is
+  // hawk's reload, accounted for when the reply arrives, not an external one.
   bool own_reload_under_way = round_ && (round_->awaiting || round_->reload_sent_ms != 0);
-  if (report.master.reloads > accounted_reloads_ && !own_reload_under_way) {
-    if (external_.has_value()) {
-      // A second reload before the first one's verdict: record the first as it stands.
-      RecordExternal(ReloadResult::kTimedOut, ReloadJudgement{Verdict::kPending, 0,
-                                                              "superseded by another reload "
-                                                              "before its new worker was seen"});
-    }
-    external_ = last_seen_;
-    external_started_ = wall_clock_();
-    external_started_ms_ = MonotonicMs();
-    accounted_reloads_ = report.master.reloads;
+  for (const ExternalReload& external :
+       external_.Observe(report, own_reload_under_way, wall_clock_(), MonotonicMs())) {
+    RecordExternal(external);
   }
-  if (external_.has_value()) {
-    ReloadJudgement judgement = JudgeReload(*external_, parse::ReloadReply{}, report);
-    if (judgement.verdict != Verdict::kPending ||
-        MonotonicMs() - external_started_ms_ >= kExternalVerdictMs) {
-      RecordExternal(judgement.verdict == Verdict::kSucceeded ? ReloadResult::kSucceeded
-                     : judgement.verdict == Verdict::kFailed  ? ReloadResult::kFailed
-                                                              : ReloadResult::kTimedOut,
-                     judgement);
-      external_.reset();
-    }
-  }
-  last_seen_ = BaselineFrom(report);
 }
 
-void Reloader::RecordExternal(ReloadResult result, const ReloadJudgement& judgement) {
+void Reloader::RecordExternal(const ExternalReload& external) {
+  const ReloadJudgement& judgement = external.judgement;
   ReloadRecord record;
   record.id = next_id_++;
   record.trigger = ReloadTrigger::kExternal;
-  record.result = result;
-  record.started_at = external_started_;
-  // From when hawk noticed it: hawk does not know when it was triggered.
-  record.duration = absl::Milliseconds(static_cast<int64_t>(MonotonicMs() - external_started_ms_));
+  record.result = judgement.verdict == Verdict::kSucceeded ? ReloadResult::kSucceeded
+                  : judgement.verdict == Verdict::kFailed  ? ReloadResult::kFailed
+                                                           : ReloadResult::kTimedOut;
+  record.started_at = external.noticed_at;
+  record.duration = external.duration;  // from when hawk noticed it
   record.new_worker_pid = judgement.new_worker_pid;
   record.error = judgement.reason;
-  base::LogInfo("external reload ", ReloadResultName(result),
+  base::LogInfo("external reload ", ReloadResultName(record.result),
                 record.new_worker_pid != 0 ? absl::StrCat(": new worker ", record.new_worker_pid)
                                            : std::string());
   Record(std::move(record));

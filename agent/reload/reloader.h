@@ -13,7 +13,7 @@
 //              file when none was given); a rejected configuration ends the round, nothing
 //              written, HAProxy untouched.
 //   2. write   the new configuration atomically to --haproxy-config, the previous one kept in
-//              `<path>.previous` (and in memory, to restore it).
+//              `<path>.previous` (and in memory, to restore it): config_file.h.
 //   3. presync the current worker finishes reconciling the latest desired state, so the worker
 //              about to leave holds it (bounded wait).
 //   4. state   with --server-state-file: the current worker's `show servers state` with the
@@ -27,7 +27,7 @@
 //              file is restored. The new worker is seeded by the reconciler as soon as the
 //              registry lists it, whoever triggered the reload.
 // Reloads hawk did not start (SIGUSR2, another tool) are noticed from the master's reload
-// counter and recorded too.
+// counter and recorded too (external_reload.h).
 
 #include <uv.h>
 
@@ -42,11 +42,15 @@
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/base/callback_list.h"
+#include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
 #include "agent/metrics/exposition.h"
 #include "agent/parse/reload.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
+#include "agent/reload/config_file.h"
+#include "agent/reload/external_reload.h"
 #include "agent/reload/judge.h"
 #include "agent/uv/process.h"
 #include "agent/uv/timer.h"
@@ -166,8 +170,7 @@ class Reloader {
   void Finish(ReloadResult result, absl::Status status, int new_worker_pid = 0);
   void OnWorkers(const model::WorkersReport& report);
   void Record(ReloadRecord record);
-  // Records the external reload under way (external_, external_started_*).
-  void RecordExternal(ReloadResult result, const ReloadJudgement& judgement);
+  void RecordExternal(const ExternalReload& external);
   void RefreshConfigWarnings(absl::string_view config_text);
   void Note(absl::string_view text);  // appends one line to the round's log
   void WriteTableFiles();
@@ -178,6 +181,7 @@ class Reloader {
   reconcile::Reconciler* reconciler_;
   ReloaderOptions options_;
   std::function<absl::Time()> wall_clock_;
+  ConfigFile config_file_;  // --haproxy-config (unused when empty)
   std::vector<Pending> pending_;
   std::unique_ptr<Round> round_;
   uv::Timer start_timer_;  // the next round, after min_interval
@@ -199,15 +203,11 @@ class Reloader {
     friend bool operator==(const WrittenFile&, const WrittenFile&) = default;
   };
   absl::flat_hash_map<std::string, WrittenFile> written_files_;  // by "map:<name>" / "acl:<name>"
-  // External reload detection: the master as of the last report, and a reload seen but not yet
-  // decided.
-  ReloadBaseline last_seen_;  // master_pid 0: no master seen yet
-  // The master's reload count that hawk has accounted for (its own reloads included).
-  int accounted_reloads_ = 0;
-  absl::optional<ReloadBaseline> external_;
-  absl::Time external_started_ = absl::InfinitePast();
-  uint64_t external_started_ms_ = 0;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  ExternalReloads external_;                 // reloads hawk did not start, from the worker reports
+  base::Subscription workers_subscription_;  // to the registry's reports (Start)
+  // Guards callbacks that may outlive the reloader: batches in the client's queue, reconciler
+  // waiters. Last: disarmed before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::reload

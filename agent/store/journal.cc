@@ -140,10 +140,10 @@ struct Journal::Compaction {
 
 // Owned by libuv's threadpool machinery from uv_queue_work until AfterCompactionWork, which
 // frees it. CompactionWork (on a pool thread) reads and writes only the fields marked "work";
-// `alive` and `journal` are for the loop thread alone.
+// `owner` and `journal` are for the loop thread alone.
 struct Journal::CompactionRequest {
   uv_work_t req;
-  std::shared_ptr<bool> alive;  // false once the Journal is gone
+  base::AliveToken owner;  // expires with the Journal
   Journal* journal = nullptr;
   uint64_t seq = 0;
   size_t snapshot_bytes = 0;
@@ -163,7 +163,8 @@ Journal::Journal(uv_loop_t* loop, JournalOptions options)
 }
 
 Journal::~Journal() {
-  *alive_ = false;  // a compaction in flight frees its request without touching us
+  // A compaction in flight frees its request without touching us: its token expires with
+  // lifetime_.
   uv::CloseAndFree(check_);
   uv::CloseAndFree(idle_);
   if (fd_ >= 0) ::close(fd_);
@@ -426,10 +427,10 @@ void Journal::Flush() {
   deferred_.clear();
   // Callbacks may Append (queued for the next iteration) or Compact; they may not destroy the
   // Journal, but if one does, stop touching it.
-  std::shared_ptr<bool> alive = alive_;
+  base::AliveToken self = lifetime_.token();
   for (std::function<void()>& callback : callbacks) {
     callback();
-    if (!*alive) return;
+    if (!self.alive()) return;
   }
   if (pending_.empty() && deferred_.empty()) {
     // Inactive handles keep neither the loop alive nor poll from blocking.
@@ -535,7 +536,7 @@ void Journal::Compact(std::string snapshot, uint64_t seq, std::function<void(abs
 void Journal::StartCompactionWork() {
   auto request = std::make_unique<CompactionRequest>();
   request->req.data = request.get();
-  request->alive = alive_;
+  request->owner = lifetime_.token();
   request->journal = this;
   request->seq = compaction_->seq;
   request->what = absl::StrCat("compact journal at seq ", compaction_->seq);
@@ -579,7 +580,7 @@ void Journal::CompactionWork(uv_work_t* req) {
 
 void Journal::AfterCompactionWork(uv_work_t* req, int status) {
   std::unique_ptr<CompactionRequest> request(static_cast<CompactionRequest*>(req->data));
-  if (!*request->alive) return;
+  if (!request->owner.alive()) return;
   request->journal->OnCompactionDone(request.get(), status);
 }
 

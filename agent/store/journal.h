@@ -57,6 +57,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
+#include "agent/base/lifetime.h"
 
 namespace hawk::store {
 
@@ -203,7 +204,9 @@ class Journal {
   std::vector<std::function<void()>> deferred_;  // callbacks that must not run inside a call
   std::unique_ptr<Compaction> compaction_;       // the compaction in flight, if any
   JournalStats stats_;
-  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
+  // Expires with the Journal: a compaction request on the threadpool, and Flush after a callback
+  // that destroyed the Journal, find it gone. Last: expired before any other member goes.
+  base::Lifetime lifetime_;
 };
 
 }  // namespace hawk::store

@@ -271,7 +271,7 @@ TEST_F(MasterClientTest, ReloadClosesTheConnectionAndTheClientComesBack) {
   StartMaster(Answer);
   MasterClient& client = Client();
   int lost = 0;
-  client.SetOnConnectionLost([&] { ++lost; });
+  base::Subscription subscription = client.AddConnectionLostListener([&] { ++lost; });
   RunUntil([&] { return client.reachable(); });
   master_->CloseAll();  // what a reload does to every master connection
   RunUntil([&] { return lost == 1; });

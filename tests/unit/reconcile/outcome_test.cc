@@ -67,7 +67,7 @@ plan::Action EntryAction(ActionKind kind, std::string key = "a.example.com",
   return action;
 }
 
-ActionReply Classify(const plan::Action& action, cli::CommandResult result, bool as_add = false,
+ActionReply Classify(const plan::Action& action, CommandResult result, bool as_add = false,
                      bool leaving = false) {
   return ClassifyActionReply(action, result, as_add, leaving);
 }
@@ -320,7 +320,7 @@ TEST(ObservedFromRepliesTest, FixtureReplies) {
   for (absl::string_view version : kVersions) {
     SCOPED_TRACE(version);
     // In the sorted order of each: backends, then maps, then ACLs.
-    std::vector<cli::CommandResult> results = {
+    std::vector<CommandResult> results = {
         ReadFixture(version, "worker_show_servers_state_be_app.txt"),
         std::string("Can't find backend.\n\n"),
         ReadFixture(version, "worker_show_map_entries.txt"),
@@ -382,6 +382,86 @@ TEST(CountSessionsOnStaleServersTest, ShowSessFixtures) {
     }
   }
   EXPECT_EQ(*CountSessionsOnStaleServers("\n", web1), 0);
+}
+
+TEST(ObservationCommandsTest, InTheOrderObservedFromRepliesReadsThem) {
+  model::DesiredState desired = Desired()
+                                    .Server("be_b", "s", Spec("10.0.0.2"))
+                                    .Server("be_a", "s", Spec("10.0.0.1"))
+                                    .Map("/etc/haproxy/z.map", {})
+                                    .Map("/etc/haproxy/a.map", {})
+                                    .Acl("/etc/haproxy/blocked.acl", {"10.0.0.0/8"});
+  std::vector<std::string> lines;
+  for (const cli::Command& command : ObservationCommands(desired, 42)) {
+    lines.push_back(command.line);
+  }
+  EXPECT_THAT(lines,
+              ElementsAre("@!42 show servers state be_a", "@!42 show servers state be_b",
+                          "@!42 show map /etc/haproxy/a.map", "@!42 show map /etc/haproxy/z.map",
+                          "@!42 show acl /etc/haproxy/blocked.acl"));
+  EXPECT_THAT(ObservationCommands(model::DesiredState{}, 42), IsEmpty());
+  std::vector<cli::Command> listing = TableListingCommands(7);
+  ASSERT_EQ(listing.size(), 2u);
+  EXPECT_EQ(listing[0].line, "@!7 show map");
+  EXPECT_EQ(listing[1].line, "@!7 show acl");
+}
+
+TEST(TablesReadFromFilesTest, OnlyFilesListedWithTheCountWritten) {
+  for (absl::string_view version : kVersions) {
+    SCOPED_TRACE(version);
+    std::string maps = ReadFixture(version, "worker_show_map_list.txt");
+    std::string acls = ReadFixture(version, "worker_show_acl_list.txt");
+    // Both fixtures list their file with entry_cnt=2.
+    EXPECT_THAT(TablesReadFromFiles(maps, /*acl=*/false, {{"/etc/haproxy/hosts.map", 2}}),
+                ElementsAre("/etc/haproxy/hosts.map"));
+    EXPECT_THAT(TablesReadFromFiles(acls, /*acl=*/true, {{"/etc/haproxy/blocked.acl", 2}}),
+                ElementsAre("/etc/haproxy/blocked.acl"));
+    // Another count (someone rewrote the file), a file not loaded: the whole table is sent.
+    EXPECT_THAT(TablesReadFromFiles(maps, false, {{"/etc/haproxy/hosts.map", 3}}), IsEmpty());
+    EXPECT_THAT(TablesReadFromFiles(maps, false, {{"/etc/haproxy/other.map", 2}}), IsEmpty());
+    EXPECT_THAT(TablesReadFromFiles(absl::UnavailableError("connection closed"), false,
+                                    {{"/etc/haproxy/hosts.map", 2}}),
+                IsEmpty());
+    EXPECT_THAT(TablesReadFromFiles(maps, false, {}), IsEmpty());
+  }
+}
+
+TEST(OutcomeOnWorkerTest, AppliedPartialOrWhyNotYet) {
+  model::WorkerSync sync;
+  sync.in_sync = true;
+  StaleSet stale;
+  WorkerOutcome applied =
+      OutcomeOnWorker(4242, model::WorkerRole::kCurrent, /*reached=*/true, false, sync, stale);
+  EXPECT_EQ(applied.pid, 4242);
+  EXPECT_EQ(applied.role, model::WorkerRole::kCurrent);
+  EXPECT_EQ(applied.result, PushResult::kApplied);
+  EXPECT_STREQ(PushResultName(applied.result), "APPLIED");
+  EXPECT_TRUE(applied.reason.empty());
+
+  sync.in_sync = false;
+  sync.refused.push_back(
+      model::Refusal{"backend/be/server/s", "set server be/s state ready", "Proxy is disabled."});
+  stale.Add({"backend/be/server/s", "state", "ready", "maint", "refused"});
+  WorkerOutcome partial =
+      OutcomeOnWorker(7, model::WorkerRole::kLeaving, /*reached=*/true, false, sync, stale);
+  EXPECT_EQ(partial.result, PushResult::kPartial);
+  EXPECT_STREQ(PushResultName(partial.result), "PARTIAL");
+  EXPECT_EQ(partial.refused.size(), 1u);
+  EXPECT_EQ(partial.stale.size(), 1u);
+
+  model::WorkerSync fresh;
+  WorkerOutcome waiting =
+      OutcomeOnWorker(7, model::WorkerRole::kCurrent, /*reached=*/false, false, fresh, stale);
+  EXPECT_EQ(waiting.result, PushResult::kPending);
+  EXPECT_STREQ(PushResultName(waiting.result), "PENDING");
+  EXPECT_EQ(waiting.reason, "not started");
+  EXPECT_TRUE(waiting.stale.empty());  // only a finished reconcile reports what stayed stale
+  EXPECT_EQ(
+      OutcomeOnWorker(7, model::WorkerRole::kCurrent, false, /*busy=*/true, fresh, stale).reason,
+      "still applying");
+  fresh.error = "connection closed";
+  EXPECT_EQ(OutcomeOnWorker(7, model::WorkerRole::kCurrent, false, true, fresh, stale).reason,
+            "retrying: connection closed");
 }
 
 }  // namespace

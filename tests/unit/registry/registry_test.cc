@@ -100,5 +100,32 @@ TEST_F(RegistryTest, AStartingWorkerIsPolledAtItsIntervalNotInALoop) {
   });
 }
 
+TEST_F(RegistryTest, ListenersRunUntilTheirHandleIsDestroyed) {
+  int calls = 0;
+  base::Subscription subscription =
+      registry_->AddListener([&](const model::WorkersReport&, const WorkerChanges&) { ++calls; });
+  registry_->RefreshNow();
+  RunUntil([&] { return calls == 1; });
+  subscription.Reset();
+  uint64_t refreshes = registry_->refreshes();
+  registry_->RefreshNow();
+  RunUntil([&] { return registry_->refreshes() > refreshes; });
+  EXPECT_EQ(calls, 1);
+}
+
+// The client outlives the registry (as in agent/app): a batch still queued, and the connection
+// the master closes afterwards, must not call into the registry that is gone (ASan checks).
+TEST_F(RegistryTest, TheRegistryMayGoBeforeTheClient) {
+  registry_->RefreshNow();  // a batch queued or in flight (or one more coalesced into it)
+  registry_.reset();
+  bool window_over = false;
+  uv::Timer window(loop_.get());
+  window.Start(200, 0, [&] { window_over = true; });
+  RunUntil([&] { return window_over; });  // its answer goes to no one
+  uint64_t lost = client_->stats().connections_lost;
+  master_->CloseAllConnections();  // a lost connection: no listener left to call
+  RunUntil([&] { return client_->stats().connections_lost > lost && client_->reachable(); });
+}
+
 }  // namespace
 }  // namespace hawk::registry
