@@ -217,9 +217,8 @@ void StateService::Commit(model::Delta delta, Done done) {
     done(reconciler_->Publish(applied.summary));
     return;
   }
-  static uint64_t next_id = 1;
   auto entry = std::make_unique<Uncommitted>();
-  entry->id = next_id++;
+  entry->id = next_uncommitted_id_++;
   entry->had_state = had_state;
   entry->undo = std::move(applied.undo);
   entry->summary = std::move(applied.summary);

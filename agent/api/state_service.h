@@ -97,6 +97,7 @@ class StateService {
   model::DesiredState* state_;
   bool has_state_ = false;
   std::deque<std::unique_ptr<Uncommitted>> uncommitted_;  // in journal order
+  uint64_t next_uncommitted_id_ = 1;
   StateServiceStats stats_;
   // Guards the journal's dones (records appended, not yet durable), which may outlive the
   // service. Last: disarmed before any other member goes.
