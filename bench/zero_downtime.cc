@@ -40,6 +40,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "bench/bench_haproxy.h"
 #include "tests/e2e/scenario.h"
 #include "tests/support/haproxy_process.h"
@@ -218,7 +219,9 @@ int main(int argc, char** argv) {
         worst_reports << "**" << run_name << "**: worst cycle " << (r.worst_cycle + 1) << " ("
                       << c.failures << " failures, flip " << c.flip_delay_ms
                       << " ms after the reload; old worker " << c.old_worker << ", new worker "
-                      << c.new_worker << ")\n\n```json\n"
+                      << c.new_worker << "; reload sent at t_ms " << c.reload_sent_ms
+                      << ", PUT answered at t_ms " << c.put_answered_ms << ")\n\n```\n"
+                      << absl::StrJoin(c.failure_events, "\n") << "\n```\n\n```json\n"
                       << c.report << "\n```\n\n";
       }
     }

@@ -152,8 +152,10 @@ class Load {
     return text.size() > before ? ParseSummary(text.substr(before)) : LoadSummary{};
   }
 
-  // Failures logged since the last call whose X-Pid is not `current_pid`.
-  int64_t FailuresNotOn(int current_pid) {
+  // Failures logged since the last call whose X-Pid is not `current_pid`; the first
+  // kMaxFailureEvents failure lines of any worker go to `*events`.
+  int64_t FailuresNotOn(int current_pid, std::vector<std::string>* events) {
+    constexpr size_t kMaxFailureEvents = 5;
     std::string text = ReadFile(events_path_);
     int64_t count = 0;
     size_t pos = events_offset_;
@@ -161,13 +163,14 @@ class Load {
     while (pos < text.size()) {
       size_t end = text.find('\n', pos);
       if (end == std::string::npos) break;  // a line still being written
+      std::string line = text.substr(pos, end - pos);
       simdjson::dom::object o;
       std::string_view kind;
       int64_t pid = 0;
-      if (parser.parse(text.substr(pos, end - pos)).get(o) == simdjson::SUCCESS &&
-          o["kind"].get(kind) == simdjson::SUCCESS && kind == "failure" &&
-          o["pid"].get(pid) == simdjson::SUCCESS && pid != 0 && pid != current_pid) {
-        ++count;
+      if (parser.parse(line).get(o) == simdjson::SUCCESS &&
+          o["kind"].get(kind) == simdjson::SUCCESS && kind == "failure") {
+        if (events->size() < kMaxFailureEvents) events->push_back(std::move(line));
+        if (o["pid"].get(pid) == simdjson::SUCCESS && pid != 0 && pid != current_pid) ++count;
       }
       pos = end + 1;
     }
@@ -239,6 +242,12 @@ int NewWorkerPid(const std::string& reload_body) {
   int64_t pid = 0;
   if (parser.parse(reload_body)["newWorkerPid"].get(pid) != simdjson::SUCCESS) return 0;
   return static_cast<int>(pid);
+}
+
+// A steady_clock time in ms on CLOCK_MONOTONIC, the clock of the load client's t_ms (libstdc++'s
+// steady_clock reads CLOCK_MONOTONIC).
+int64_t MonotonicMs(Clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
 }  // namespace
@@ -314,7 +323,8 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
   // Warm up: every connection has been served once.
   WaitUntil([&] { return load.Snapshot().requests > 100; }, seconds(5), milliseconds(20));
   LoadSummary last = load.Snapshot();
-  load.FailuresNotOn(0);  // skip warm-up events
+  std::vector<std::string> warm_up_events;
+  load.FailuresNotOn(0, &warm_up_events);  // skip warm-up events
 
   std::mt19937 rng(options.seed);
   std::uniform_int_distribution<int> flip_delay(options.min_flip_delay_ms,
@@ -341,6 +351,8 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
     HttpResult put = hawk.Put("/v1/state?timeoutMs=2000", DesiredState(cycle, b.port));
     a.process->Signal(SIGTERM);
     Clock::time_point flipped = Clock::now();
+    c.reload_sent_ms = MonotonicMs(start);
+    c.put_answered_ms = MonotonicMs(flipped);
     for (int after_ms : {0, 100, 300}) {
       std::this_thread::sleep_until(flipped + milliseconds(after_ms));
       std::string report = hawk.Get("/v1/workers").body;
@@ -370,7 +382,7 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
     c.requests = now.requests - last.requests;
     c.failures = now.failures - last.failures;
     c.retries = now.retries - last.retries;
-    c.failures_on_leaving = load.FailuresNotOn(c.new_worker);
+    c.failures_on_leaving = load.FailuresNotOn(c.new_worker, &c.failure_events);
     last = now;
     if (options.verbose) {
       std::fprintf(stderr,

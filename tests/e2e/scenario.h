@@ -68,6 +68,12 @@ struct CycleResult {
   int64_t failures = 0;
   int64_t retries = 0;
   int64_t failures_on_leaving = 0;  // failed requests whose X-Pid was a leaving worker's
+  // The load client's event lines for this cycle's failures (the first few): what failed, how
+  // (status or transport error) and on which worker, so a failure can be told apart from a race.
+  std::vector<std::string> failure_events;
+  // When the reload was sent and the flip's PUT answered, on the events' clock (CLOCK_MONOTONIC,
+  // ms): where in the cycle each failure event's t_ms falls.
+  int64_t reload_sent_ms = 0, put_answered_ms = 0;
   int old_worker = 0, new_worker = 0;
   bool reload_ok = false;
   std::string report;  // GET /v1/workers at the cycle's worst moment (most stale state seen)

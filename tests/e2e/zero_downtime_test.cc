@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "tests/e2e/scenario.h"
 
@@ -51,7 +52,10 @@ TEST(ZeroDowntimeTest, WithGraceHawkLosesNothingWhereTheBaselineFails) {
   if (hawk.worst_cycle >= 0) {
     const CycleResult& c = hawk.cycles[static_cast<size_t>(hawk.worst_cycle)];
     ADD_FAILURE() << "hawk's worst cycle " << hawk.worst_cycle + 1 << ": " << c.failures
-                  << " failures, flip at " << c.flip_delay_ms << " ms; report:\n"
+                  << " failures, flip at " << c.flip_delay_ms << " ms (reload sent at t_ms "
+                  << c.reload_sent_ms << ", PUT answered at t_ms " << c.put_answered_ms
+                  << "); failures:\n"
+                  << absl::StrJoin(c.failure_events, "\n") << "\nreport:\n"
                   << c.report;
   }
 }
