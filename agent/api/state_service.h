@@ -33,7 +33,7 @@
 #include "agent/base/lifetime.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
-#include "agent/model/json_read.h"
+#include "agent/model/json_input.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/store/journal.h"
 #include "agent/uv/timer.h"

@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/base/status_field.h"
 #include "agent/base/status_macros.h"
-#include "agent/model/json_read.h"
+#include "agent/model/json_path.h"
 
 namespace hawk::model {
 namespace {

@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "agent/model/json_read.h"
+#include "agent/model/json_path.h"
 
 namespace hawk::model {
 

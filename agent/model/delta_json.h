@@ -20,7 +20,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/model/delta.h"
-#include "agent/model/json_read.h"
+#include "agent/model/json_input.h"
 
 namespace hawk::model {
 

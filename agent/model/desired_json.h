@@ -14,6 +14,7 @@
 #include "absl/strings/string_view.h"
 #include "agent/model/cli_safety.h"
 #include "agent/model/desired.h"
+#include "agent/model/json_input.h"
 
 namespace hawk::model {
 

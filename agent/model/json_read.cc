@@ -189,6 +189,12 @@ absl::Status CheckUnique(SeenNames* seen, absl::string_view name, size_t index, 
   return absl::OkStatus();
 }
 
+static_assert(kReadPadding == simdjson::SIMDJSON_PADDING,
+              "json_input.h's kReadPadding must be simdjson's padding");
+
+DocumentParser::DocumentParser() = default;
+DocumentParser::~DocumentParser() = default;
+
 absl::Status DocumentParser::Parse(absl::string_view json, bool padded, absl::string_view what,
                                    object* root) {
   if (parser_ == nullptr) parser_ = std::make_unique<simdjson::dom::parser>();

@@ -7,12 +7,13 @@
 // string. Client values shown in messages are quoted, escaped and cut (Quote).
 //
 // Paths are built only when an error needs one: a 5 MB document of 100,000 entries is read
-// without allocating a path string per field.
+// without allocating a path string per field. The parts other modules' interfaces name (Path and
+// the errors: json_path.h; JsonInput and DocumentParser: json_input.h) live apart, so that
+// including them does not include simdjson.
 
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,8 @@
 #include "absl/strings/string_view.h"
 #include "agent/base/status_field.h"
 #include "agent/base/status_macros.h"
+#include "agent/model/json_input.h"
+#include "agent/model/json_path.h"
 #include "simdjson.h"
 
 namespace hawk::model::json {
@@ -32,35 +35,6 @@ using simdjson::dom::object;
 
 inline absl::string_view View(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
-// A JSON path, as a chain of stack frames: `Path root; Path b = root.Field("backends").At(0);`.
-// A Path refers to its parent (and to the key's bytes): it must not outlive them.
-class Path {
- public:
-  Path() = default;
-  Path Field(absl::string_view key) const { return Path(this, key, 0, Kind::kField); }
-  Path At(size_t index) const { return Path(this, {}, index, Kind::kIndex); }
-  // `backends[0].servers[1].port`, `maps[0]["odd key"]`; "" for the root.
-  std::string str() const;
-
- private:
-  enum class Kind { kRoot, kField, kIndex };
-  Path(const Path* parent, absl::string_view key, size_t index, Kind kind)
-      : parent_(parent), key_(key), index_(index), kind_(kind) {}
-  void AppendTo(std::string* out) const;
-
-  const Path* parent_ = nullptr;
-  absl::string_view key_;
-  size_t index_ = 0;
-  Kind kind_ = Kind::kRoot;
-};
-
-// InvalidArgument `path: message`, carrying the path as the field (base::FieldOf).
-absl::Status Error(const Path& path, absl::string_view message);
-
-// A client value quoted for a message: JSON-escaped, cut after 64 bytes.
-std::string Quote(absl::string_view value);
-// "space", "'x'", "0x0a".
-std::string DescribeByte(unsigned char c);
 // "a number", "an object", … for "must be …, got …".
 const char* TypeName(element_type type);
 
@@ -113,42 +87,6 @@ absl::Status CheckUnique(SeenNames* seen, absl::string_view name, size_t index, 
 // The message for a second occurrence of `name`, first seen at `list_name[first_index]`.
 absl::Status DuplicateError(const Path& path, absl::string_view what, absl::string_view name,
                             absl::string_view list_name, size_t first_index);
-
-// simdjson reads up to this many bytes past the end of a document.
-inline constexpr size_t kReadPadding = simdjson::SIMDJSON_PADDING;
-
-// Where a document is parsed. A DocumentParser keeps simdjson's buffers between documents: a
-// fresh parser touches ~3 bytes of new memory per byte of JSON, and first touches of pages are
-// what a whole-state PUT of several megabytes spends most of its time on. Release() gives the
-// buffers back (the owner does it once large documents stop coming).
-class DocumentParser {
- public:
-  // Parses `json` (any bytes: not JSON, invalid UTF-8 and a non-object root are errors naming
-  // `what`); `*root` stays valid until the next Parse or Release. `padded`: kReadPadding
-  // readable bytes follow `json`, so it is parsed in place rather than copied.
-  absl::Status Parse(absl::string_view json, bool padded, absl::string_view what, object* root);
-  void Release();
-  // The largest document the buffers currently hold room for (0 after Release).
-  size_t capacity() const;
-
- private:
-  std::unique_ptr<simdjson::dom::parser> parser_;
-};
-
-// A document that may come with read padding and a parser to reuse (see DocumentParser): what
-// the Parse* functions of the model take. Implicit from a string_view: copied, parsed with a
-// parser of its own.
-struct JsonInput {
-  // Implicit on purpose: Parse*(text) copies and uses a parser of its own.
-  JsonInput(absl::string_view json) : text(json) {}   // NOLINT
-  JsonInput(const std::string& json) : text(json) {}  // NOLINT
-  JsonInput(const char* json) : text(json) {}         // NOLINT
-  JsonInput(absl::string_view json, bool is_padded, DocumentParser* reuse)
-      : text(json), padded(is_padded), parser(reuse) {}
-  absl::string_view text;
-  bool padded = false;
-  DocumentParser* parser = nullptr;
-};
 
 // Parses `input` with its parser, or with `*scratch` when it brings none.
 absl::Status ParseRootObject(const JsonInput& input, absl::string_view what,

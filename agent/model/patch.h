@@ -38,7 +38,7 @@
 #include "absl/types/optional.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
-#include "agent/model/json_read.h"
+#include "agent/model/json_input.h"
 #include "agent/model/string_table.h"
 
 namespace hawk::model {
