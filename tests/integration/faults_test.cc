@@ -1,7 +1,9 @@
 // Faults around hawk (issue 14's fault suite): HAProxy killed mid-batch and started again from
-// scratch (a new master pid on the same socket), and a reload storm with pushes in between. Each
-// asserts what was lost: nothing. Real HAProxy (Debian 12's 2.6), real backends, the real hawk
-// binary. hawk itself killed: hawk_killed_test.cc.
+// scratch (a new master pid on the same socket), a leaving worker killed mid-batch, and a reload
+// storm with pushes in between. Each asserts what was lost: nothing. Real HAProxy (Debian 12's
+// 2.6), real backends, the real hawk binary. hawk itself killed: hawk_killed_test.cc.
+
+#include <signal.h>
 
 #include <algorithm>
 #include <chrono>
@@ -30,6 +32,21 @@ std::string ServerState(const std::string& version, int port, int weight) {
                       R"("address":"127.0.0.1","port":)", port, R"(,"weight":)", weight, "}]}]}");
 }
 
+// ServerState with a map `map_file` of `entries` entries: a push that takes hawk a while to send.
+std::string BigState(const std::string& version, int port, int weight, const std::string& map_file,
+                     int entries) {
+  std::string state = absl::StrCat(
+      R"({"version":")", version, R"(","backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
+      R"("address":"127.0.0.1","port":)", port, R"(,"weight":)", weight,
+      R"(}]}],"maps":[{"name":")", map_file, R"(","entries":[)");
+  for (int i = 0; i < entries; ++i) {
+    absl::StrAppend(&state, i ? "," : "", R"({"key":"host)", i,
+                    R"(.example.com","value":"be_app"})");
+  }
+  absl::StrAppend(&state, "]}]}");
+  return state;
+}
+
 // HAProxy killed whole (master and workers, as an OOM kill or a node failure would) while hawk
 // is sending a 100,000-entry map, then started again from scratch: a new master pid on the same
 // socket, a worker born from the configuration (an empty map file). hawk, not restarted, seeds it
@@ -53,14 +70,7 @@ TEST(FaultsTest, HaproxyKilledMidBatchAndStartedAgainIsSeededWithoutRestartingHa
   int first_master = first->master_pid();
 
   constexpr int kEntries = 100000;
-  std::string big = absl::StrCat(
-      R"({"version":"v2","backends":[{"name":"be_app","servers":[{"name":"SRV_1",)",
-      R"("address":"127.0.0.1","port":)", backend.port(), R"(,"weight":9}]}],"maps":[{"name":")",
-      dir.File("hosts.map"), R"(","entries":[)");
-  for (int i = 0; i < kEntries; ++i) {
-    absl::StrAppend(&big, i ? "," : "", R"({"key":"host)", i, R"(.example.com","value":"be_app"})");
-  }
-  absl::StrAppend(&big, "]}]}");
+  std::string big = BigState("v2", backend.port(), 9, dir.File("hosts.map"), kEntries);
   put = hawk.Put("/v1/state?timeoutMs=0", big);  // acknowledged once persisted
   ASSERT_EQ(put.status, 200) << put.body;
   first->Kill();  // while hawk sends the map
@@ -86,6 +96,73 @@ TEST(FaultsTest, HaproxyKilledMidBatchAndStartedAgainIsSeededWithoutRestartingHa
       seconds(10));
   EXPECT_EQ(std::count(map.begin(), map.end(), '\n'), kEntries + 1)  // + the closing blank line
       << map.substr(0, 300);
+  EXPECT_EQ(Fetch(hawk.probe_address(), "GET", "/readyz").status, 200);
+  EXPECT_TRUE(hawk.process()->Running()) << "hawk restarted or died";
+}
+
+// A leaving worker killed (SIGKILL, as `hard-stop-after` or an OOM kill would end it) while hawk
+// sends it a 100,000-entry map: the master forgets it, and so does hawk: the current worker gets
+// the whole push, the next push is answered for the current worker alone, and hawk keeps running.
+TEST(FaultsTest, ALeavingWorkerKilledMidBatchIsForgottenAndTheCurrentOneConverges) {
+  TempDir dir;
+  Backend backend(dir, "A");
+  ASSERT_TRUE(backend.ok()) << backend.error();
+  int frontend_port = FreeTcpPort();
+  // grace keeps the leaving worker updatable, so hawk sends it the push too.
+  HaproxyProcess haproxy(dir,
+                         StateHaproxyConfig(dir, frontend_port, backend.port(), "    grace 30s\n"));
+  Result started = haproxy.Start();
+  ASSERT_TRUE(started) << started.error;
+  HawkProcess hawk(dir, haproxy.master_socket(), {"--state-dir", dir.File("state")});
+  ASSERT_TRUE(hawk.ok()) << hawk.error();
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(hawk); }, seconds(10)))
+      << hawk.LogTail();
+  HttpResult put = hawk.Put("/v1/state?timeoutMs=5000", ServerState("v1", backend.port(), 7));
+  ASSERT_EQ(put.status, 200) << put.body;
+
+  int old_worker = haproxy.CurrentWorkerPid();
+  ASSERT_GT(old_worker, 0);
+  ASSERT_TRUE(haproxy.ReloadViaCli());
+  int new_worker = haproxy.WaitForNewWorker(old_worker);
+  ASSERT_GT(new_worker, 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        WorkersView view = hawk.Workers();
+        return view.PidsWithRole("LEAVING") == std::vector<int>{old_worker} &&
+               view.PidsWithRole("CURRENT") == std::vector<int>{new_worker};
+      },
+      seconds(5)))
+      << hawk.Workers().raw;
+
+  constexpr int kEntries = 100000;
+  put = hawk.Put("/v1/state?timeoutMs=0",  // acknowledged once persisted
+                 BigState("v2", backend.port(), 9, dir.File("hosts.map"), kEntries));
+  ASSERT_EQ(put.status, 200) << put.body;
+  ASSERT_EQ(::kill(old_worker, SIGKILL), 0);  // while hawk sends the map
+
+  ASSERT_TRUE(WaitUntil(
+      [&] { return hawk.Workers().Find(old_worker) == nullptr && EveryWorkerHolds(hawk, "v2"); },
+      seconds(30)))
+      << hawk.Workers().raw << "\n"
+      << hawk.LogTail();
+  EXPECT_EQ(ReadServerRow(haproxy.master_socket(), new_worker, "be_app", "SRV_1").weight, 9);
+  std::string map = MasterCli::Command(
+      haproxy.master_socket(), absl::StrCat("@!", new_worker, " show map ", dir.File("hosts.map")),
+      seconds(10));
+  EXPECT_EQ(std::count(map.begin(), map.end(), '\n'), kEntries + 1)  // + the closing blank line
+      << map.substr(0, 300);
+
+  put = hawk.Put("/v1/state?timeoutMs=5000",
+                 BigState("v3", backend.port(), 11, dir.File("hosts.map"), kEntries));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_NE(put.body.find(
+                absl::StrCat(R"({"pid":)", new_worker, R"(,"role":"CURRENT","result":"APPLIED")")),
+            std::string::npos)
+      << put.body;
+  EXPECT_EQ(put.body.find(absl::StrCat(R"("pid":)", old_worker, ",")), std::string::npos)
+      << put.body;
+  EXPECT_EQ(ReadServerRow(haproxy.master_socket(), new_worker, "be_app", "SRV_1").weight, 11);
   EXPECT_EQ(Fetch(hawk.probe_address(), "GET", "/readyz").status, 200);
   EXPECT_TRUE(hawk.process()->Running()) << "hawk restarted or died";
 }
