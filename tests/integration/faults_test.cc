@@ -32,6 +32,24 @@ std::string ServerState(const std::string& version, int port, int weight) {
                       R"("address":"127.0.0.1","port":)", port, R"(,"weight":)", weight, "}]}]}");
 }
 
+// hawk started, answers its API and lists a current worker: a push has a worker to answer for.
+::testing::AssertionResult ServingWithACurrentWorker(HawkProcess& hawk) {
+  if (!hawk.ok()) return ::testing::AssertionFailure() << "hawk did not start: " << hawk.error();
+  if (!hawk.WaitServing()) {
+    return ::testing::AssertionFailure() << "hawk does not answer\n" << hawk.LogTail();
+  }
+  if (!WaitUntil([&] { return ReadyWithACurrentWorker(hawk); }, seconds(10))) {
+    return ::testing::AssertionFailure() << "hawk lists no current worker\n" << hawk.LogTail();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// `show map <file>` of worker `pid`, through the master.
+std::string ShowMap(const std::string& master_socket, int pid, const std::string& file) {
+  return MasterCli::Command(master_socket, absl::StrCat("@!", pid, " show map ", file),
+                            seconds(10));
+}
+
 // ServerState with a map `map_file` of `entries` entries: a push that takes hawk a while to send.
 std::string BigState(const std::string& version, int port, int weight, const std::string& map_file,
                      int entries) {
@@ -60,10 +78,7 @@ TEST(FaultsTest, HaproxyKilledMidBatchAndStartedAgainIsSeededWithoutRestartingHa
   Result started = first->Start();
   ASSERT_TRUE(started) << started.error;
   HawkProcess hawk(dir, first->master_socket(), {"--state-dir", dir.File("state")});
-  ASSERT_TRUE(hawk.ok()) << hawk.error();
-  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
-  ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(hawk); }, seconds(10)))
-      << hawk.LogTail();
+  ASSERT_TRUE(ServingWithACurrentWorker(hawk));
   HttpResult put = hawk.Put("/v1/state?timeoutMs=5000", ServerState("v1", backend.port(), 7));
   ASSERT_EQ(put.status, 200) << put.body;
   ASSERT_NE(put.body.find("\"APPLIED\""), std::string::npos) << put.body;
@@ -91,9 +106,7 @@ TEST(FaultsTest, HaproxyKilledMidBatchAndStartedAgainIsSeededWithoutRestartingHa
   ServerRow row = ReadServerRow(second.master_socket(), worker, "be_app", "SRV_1");
   EXPECT_EQ(row.weight, 9);
   EXPECT_EQ(row.port, backend.port());
-  std::string map = MasterCli::Command(
-      second.master_socket(), absl::StrCat("@!", worker, " show map ", dir.File("hosts.map")),
-      seconds(10));
+  std::string map = ShowMap(second.master_socket(), worker, dir.File("hosts.map"));
   EXPECT_EQ(std::count(map.begin(), map.end(), '\n'), kEntries + 1)  // + the closing blank line
       << map.substr(0, 300);
   EXPECT_EQ(Fetch(hawk.probe_address(), "GET", "/readyz").status, 200);
@@ -114,10 +127,7 @@ TEST(FaultsTest, ALeavingWorkerKilledMidBatchIsForgottenAndTheCurrentOneConverge
   Result started = haproxy.Start();
   ASSERT_TRUE(started) << started.error;
   HawkProcess hawk(dir, haproxy.master_socket(), {"--state-dir", dir.File("state")});
-  ASSERT_TRUE(hawk.ok()) << hawk.error();
-  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
-  ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(hawk); }, seconds(10)))
-      << hawk.LogTail();
+  ASSERT_TRUE(ServingWithACurrentWorker(hawk));
   HttpResult put = hawk.Put("/v1/state?timeoutMs=5000", ServerState("v1", backend.port(), 7));
   ASSERT_EQ(put.status, 200) << put.body;
 
@@ -147,9 +157,7 @@ TEST(FaultsTest, ALeavingWorkerKilledMidBatchIsForgottenAndTheCurrentOneConverge
       << hawk.Workers().raw << "\n"
       << hawk.LogTail();
   EXPECT_EQ(ReadServerRow(haproxy.master_socket(), new_worker, "be_app", "SRV_1").weight, 9);
-  std::string map = MasterCli::Command(
-      haproxy.master_socket(), absl::StrCat("@!", new_worker, " show map ", dir.File("hosts.map")),
-      seconds(10));
+  std::string map = ShowMap(haproxy.master_socket(), new_worker, dir.File("hosts.map"));
   EXPECT_EQ(std::count(map.begin(), map.end(), '\n'), kEntries + 1)  // + the closing blank line
       << map.substr(0, 300);
 
@@ -175,10 +183,7 @@ TEST(FaultsTest, AReloadStormWithPushesInBetweenEndsWithTheLastPushEverywhere) {
   Result started = haproxy.Start();
   ASSERT_TRUE(started) << started.error;
   HawkProcess hawk(dir, haproxy.master_socket());
-  ASSERT_TRUE(hawk.ok()) << hawk.error();
-  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
-  ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(hawk); }, seconds(10)))
-      << hawk.LogTail();
+  ASSERT_TRUE(ServingWithACurrentWorker(hawk));
 
   // A reload every 200 ms for 10 s (issue 14 asks 60 s; sized for CI), a push every 100 ms.
   constexpr int kReloads = 50;
