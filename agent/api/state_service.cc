@@ -131,22 +131,22 @@ absl::Status StateService::CheckGeneration(absl::optional<int64_t> generation, b
 
 absl::Status StateService::Put(const std::string& body, Done done) {
   ++stats_.puts;
-  absl::StatusOr<model::DesiredState> parsed = model::ParseDesiredState(Input(body));
-  AfterParse();
-  if (!parsed.ok()) {
-    ++stats_.refused;
-    return parsed.status();
-  }
-  absl::optional<int64_t> generation = parsed->generation;
-  std::string version = parsed->version;
   static const model::DesiredState kEmpty;
-  model::Delta delta = model::DiffStates(has_state_ ? *state_ : kEmpty, *std::move(parsed));
-  if (absl::Status order = CheckGeneration(generation, has_state_ && delta.empty(), version);
+  // Read as the change from the state held: an unchanged object costs a lookup, not a copy.
+  absl::StatusOr<model::Delta> delta =
+      model::ParseDesiredStateAsDelta(Input(body), has_state_ ? *state_ : kEmpty);
+  AfterParse();
+  if (!delta.ok()) {
+    ++stats_.refused;
+    return delta.status();
+  }
+  if (absl::Status order =
+          CheckGeneration(delta->generation, has_state_ && delta->empty(), delta->version);
       !order.ok()) {
     ++stats_.refused;
     return order;
   }
-  Commit(std::move(delta), std::move(done));
+  Commit(*std::move(delta), std::move(done));
   return absl::OkStatus();
 }
 

@@ -33,6 +33,8 @@ struct BackendDelta {
   bool drop = false;    // no longer managed, with all its servers (they stay as they are)
   // name → the server's whole spec after the change; nullopt: the server is no longer managed.
   std::vector<std::pair<std::string, absl::optional<ServerSpec>>> servers;
+
+  friend bool operator==(const BackendDelta&, const BackendDelta&) = default;
 };
 
 // A map (key → value) or an ACL (pattern → "").
@@ -42,6 +44,8 @@ struct TableDelta {
   bool drop = false;    // no longer managed (its entries stay on the workers as they are)
   StringTable set;      // key → value to hold (for an ACL: patterns to add, values "")
   StringTable erase;    // keys to delete (values "")
+
+  friend bool operator==(const TableDelta&, const TableDelta&) = default;
 };
 
 struct Delta {
@@ -55,6 +59,8 @@ struct Delta {
   bool empty() const { return backends.empty() && maps.empty() && acls.empty(); }
   // Objects touched: servers, entries and patterns (for limits, logs and metrics).
   size_t object_count() const;
+
+  friend bool operator==(const Delta&, const Delta&) = default;
 };
 
 // What changed, as the reconciler needs it: each object with its value before the change.

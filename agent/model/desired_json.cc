@@ -10,35 +10,70 @@
 
 namespace hawk::model {
 
-absl::StatusOr<DesiredState> ParseDesiredState(const json::JsonInput& input) {
-  json::DocumentParser scratch;
+namespace {
+
+// The document's `version` and `generation` members.
+absl::Status ReadLabel(std::string_view key, json::element value, const json::Path& field,
+                       std::string* version, absl::optional<int64_t>* generation) {
+  if (key == "version") {
+    absl::string_view text;
+    RETURN_IF_ERROR(json::AsString(value, field, &text));
+    if (text.empty()) return absl::OkStatus();  // the proto3 default
+    RETURN_IF_ERROR(CheckVersion(text, field));
+    *version = std::string(text);
+    return absl::OkStatus();
+  }
+  int64_t number = 0;
+  RETURN_IF_ERROR(json::AsInteger(value, field, 0, std::numeric_limits<int64_t>::max(), &number));
+  *generation = number;
+  return absl::OkStatus();
+}
+
+// Parses the document with `scratch` (unless `input` brings its parser) and hands each member to
+// `read_list` (backends, maps, acls) or ReadLabel. String views into the document stay valid as
+// long as the parser used does.
+template <typename ReadList>
+absl::Status ReadDocument(const json::JsonInput& input, json::DocumentParser* scratch,
+                          std::string* version, absl::optional<int64_t>* generation,
+                          ReadList&& read_list) {
   json::object root;
-  RETURN_IF_ERROR(json::ParseRootObject(input, "desired state", &scratch, &root));
-  DesiredState state;
-  StateListsOptions options;
+  RETURN_IF_ERROR(json::ParseRootObject(input, "desired state", scratch, &root));
   auto handle = [&](std::string_view key, json::element value,
                     const json::Path& field) -> absl::Status {
-    if (key == "version") {
-      absl::string_view text;
-      RETURN_IF_ERROR(json::AsString(value, field, &text));
-      if (text.empty()) return absl::OkStatus();  // the proto3 default
-      RETURN_IF_ERROR(CheckVersion(text, field));
-      state.version = std::string(text);
-      return absl::OkStatus();
+    if (key == "version" || key == "generation") {
+      return ReadLabel(key, value, field, version, generation);
     }
-    if (key == "generation") {
-      int64_t generation = 0;
-      RETURN_IF_ERROR(
-          json::AsInteger(value, field, 0, std::numeric_limits<int64_t>::max(), &generation));
-      state.generation = generation;
-      return absl::OkStatus();
-    }
-    return ParseStateList(json::View(key), value, field, options, &state);
+    return read_list(json::View(key), value, field);
   };
   json::Path path;
-  RETURN_IF_ERROR(json::ForEachMember(
-      root, path, {"version", "generation", "backends", "maps", "acls"}, handle));
+  return json::ForEachMember(root, path, {"version", "generation", "backends", "maps", "acls"},
+                             handle);
+}
+
+}  // namespace
+
+absl::StatusOr<DesiredState> ParseDesiredState(const json::JsonInput& input) {
+  DesiredState state;
+  StateListsOptions options;
+  auto read_list = [&](absl::string_view key, json::element value, const json::Path& field) {
+    return ParseStateList(key, value, field, options, &state);
+  };
+  json::DocumentParser scratch;
+  RETURN_IF_ERROR(ReadDocument(input, &scratch, &state.version, &state.generation, read_list));
   return state;
+}
+
+absl::StatusOr<Delta> ParseDesiredStateAsDelta(const json::JsonInput& input,
+                                               const DesiredState& held) {
+  Delta delta;
+  json::DocumentParser scratch;  // declared first: `lists` holds views into its buffers
+  StateListsDiff lists(held);
+  auto read_list = [&](absl::string_view key, json::element value, const json::Path& field) {
+    return lists.Read(key, value, field);
+  };
+  RETURN_IF_ERROR(ReadDocument(input, &scratch, &delta.version, &delta.generation, read_list));
+  lists.Finish(&delta);
+  return delta;
 }
 
 std::string DesiredStateToJson(const DesiredState& state) {

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "agent/model/cli_safety.h"
+#include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/json_input.h"
 
@@ -42,6 +43,12 @@ inline constexpr size_t kMaxDesiredStateJsonBytes = 32 * 1024 * 1024;
 // (int32) are JSON integers or decimal strings, never a fraction or exponent (`1e3`, `80.0`);
 // `state` is an enum name (READY, DRAIN, MAINT); `version: ""` is the proto3 default (absent).
 absl::StatusOr<DesiredState> ParseDesiredState(const json::JsonInput& input);
+
+// The same document read as the change from `held`: DiffStates(held, *ParseDesiredState(input))
+// with the same validation and errors, without building the document's state (a listed object
+// held unchanged costs a lookup, no copy). The whole-state PUT's path.
+absl::StatusOr<Delta> ParseDesiredStateAsDelta(const json::JsonInput& input,
+                                               const DesiredState& held);
 
 // Canonical proto3 JSON: fields in proto order, every list sorted by name, key or pattern,
 // `generation` as a decimal string, enums by name, absent optionals (generation, port, weight,

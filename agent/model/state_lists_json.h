@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/json_read.h"
 
@@ -24,5 +25,31 @@ bool IsStateListKey(absl::string_view key);
 // Reads member `key` (one of the three) with value `value` at `path` into `out`.
 absl::Status ParseStateList(absl::string_view key, json::element value, const json::Path& path,
                             const StateListsOptions& options, DesiredState* out);
+
+// A whole-state document's lists read straight into the change from the state held: the Delta
+// DiffStates(held, <the document's state>) returns, without building that state. A listed
+// object held with the same value costs a lookup and no copy, so a document of 100,000 entries
+// with one change costs its parse and 100,000 lookups. Validation and errors are
+// ParseStateList's. Read each list member the document has, then Finish.
+class StateListsDiff {
+ public:
+  explicit StateListsDiff(const DesiredState& held);  // `held` must outlive this
+
+  // Member `key` (one of the three) with value `value` at `path`.
+  absl::Status Read(absl::string_view key, json::element value, const json::Path& path);
+  // Fills `out`'s backends, maps and ACLs as DiffStates orders them: what the document no longer
+  // lists (dropped) first, sorted by name, then what it changes, sorted by name.
+  void Finish(Delta* out);
+
+ private:
+  absl::Status ReadBackends(json::element value, const json::Path& path);
+  absl::Status ReadTables(json::element value, const json::Path& path, bool acl);
+
+  const DesiredState& held_;
+  // Names the document listed (views into the parser's buffer, which outlives Finish).
+  json::SeenNames backend_names_, map_names_, acl_names_;
+  std::vector<BackendDelta> backends_;  // listed and changed (or new)
+  std::vector<TableDelta> maps_, acls_;
+};
 
 }  // namespace hawk::model

@@ -117,6 +117,12 @@ absl::optional<absl::string_view> StringTable::Find(absl::string_view key) const
   return ValueAt(*it);
 }
 
+absl::optional<StringTable::Entry> StringTable::FindEntry(absl::string_view key) const {
+  auto it = index_.find(key);
+  if (it == index_.end()) return absl::nullopt;
+  return Entry{*it, ValueAt(*it)};
+}
+
 void StringTable::Reserve(size_t entries, size_t bytes) {
   index_.reserve(entries);
   arena_->reserve(bytes + entries * kHeaderBytes);

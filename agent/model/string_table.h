@@ -56,6 +56,20 @@ class StringTable {
   void ForEach(F&& f) const {
     for (uint32_t offset : index_) f(KeyAt(offset), ValueAt(offset));
   }
+  // Entry ids, for one pass that marks entries without copying keys (a whole-state document
+  // diffed against the table: which entries did it list?). An id is below id_limit(), and two
+  // entries have different ids; ids change with every mutation.
+  struct Entry {
+    uint32_t id;
+    absl::string_view value;
+  };
+  absl::optional<Entry> FindEntry(absl::string_view key) const;
+  size_t id_limit() const { return arena_->size(); }
+  // Every entry with its id, in no particular order: f(id, key).
+  template <typename F>
+  void ForEachWithId(F&& f) const {
+    for (uint32_t offset : index_) f(offset, KeyAt(offset));
+  }
   // Every entry sorted by key (byte order): for canonical output and deterministic plans.
   std::vector<std::pair<absl::string_view, absl::string_view>> Sorted() const;
 

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "agent/base/json_writer.h"
 #include "agent/model/desired_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -353,6 +354,108 @@ TEST(DeltaTest, DiffStatesAppliedToFromGivesTo) {
     EXPECT_EQ(state, from);
     // From nothing and back.
     EXPECT_EQ(StateFromDelta(DeltaFromState(to)), to);
+  }
+}
+
+// A document of `state` as a controller might write it: lists in random order, and an empty
+// list sometimes written as an omitted member (both mean "none").
+std::string ShuffledDocument(const DesiredState& state, Generator& gen, std::mt19937& rng) {
+  auto shuffled = [&rng](auto items) {
+    std::shuffle(items.begin(), items.end(), rng);
+    return items;
+  };
+  base::JsonWriter w;
+  w.BeginObject();
+  if (!state.version.empty()) w.Key("version").String(state.version);
+  if (state.generation) w.Key("generation").Int(*state.generation);
+  if (!state.backends.empty() || gen.Coin()) {
+    w.Key("backends").BeginArray();
+    for (const auto& [name, backend] : shuffled(SortedByName(state.backends))) {
+      w.BeginObject().Key("name").String(*name);
+      if (!backend->servers.empty() || gen.Coin()) {
+        w.Key("servers").BeginArray();
+        for (const auto& [server, spec] : shuffled(SortedByName(backend->servers))) {
+          w.BeginObject().Key("name").String(*server).Key("address").String(spec->address);
+          if (spec->port) w.Key("port").Int(*spec->port);
+          if (spec->weight) w.Key("weight").Int(*spec->weight);
+          if (spec->state) w.Key("state").String(ServerStateName(*spec->state));
+          w.EndObject();
+        }
+        w.EndArray();
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  for (bool acl : {false, true}) {
+    const auto& tables = acl ? state.acls : state.maps;
+    if (tables.empty() && gen.Coin()) continue;
+    w.Key(acl ? "acls" : "maps").BeginArray();
+    for (const auto& [name, table] : shuffled(SortedByName(tables))) {
+      w.BeginObject().Key("name").String(*name);
+      if (!table->empty() || gen.Coin()) {
+        w.Key(acl ? "patterns" : "entries").BeginArray();
+        for (const auto& [key, value] : shuffled(table->Sorted())) {
+          if (acl) {
+            w.String(key);
+          } else {
+            w.BeginObject().Key("key").String(key).Key("value").String(value).EndObject();
+          }
+        }
+        w.EndArray();
+      }
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+  return w.Take();
+}
+
+TEST(DeltaTest, ADocumentReadAsADeltaIsTheDiffOfItsState) {
+  for (uint32_t seed = 1; seed <= 400; ++seed) {
+    Generator gen(seed);
+    std::mt19937 rng(seed);
+    DesiredState held = gen.Coin() ? gen.State() : DesiredState{};
+    DesiredState next = gen.Coin() ? gen.Mutated(held) : gen.State();
+    std::string doc = ShuffledDocument(next, gen, rng);
+    SCOPED_TRACE(absl::StrCat("seed ", seed, ": ", DesiredStateToJson(held), " -> ", doc));
+    absl::StatusOr<DesiredState> parsed = ParseDesiredState(doc);
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    ASSERT_EQ(*parsed, next);
+    absl::StatusOr<Delta> read = ParseDesiredStateAsDelta(doc, held);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_EQ(*read, DiffStates(held, next));
+  }
+}
+
+TEST(DeltaTest, ADocumentReadAsADeltaFailsAsItsParseDoes) {
+  DesiredState held;
+  held.backends["be"].servers["s1"] = Spec("10.0.0.1", 80);
+  held.maps["/m"] = Table({{"a", "1"}, {"b", "2"}});
+  held.acls["/a"] = Table({{"10.0.0.0/8", ""}});
+  const absl::string_view kBadDocuments[] = {
+      // a held key twice, the second time with another value; a new key twice
+      R"({"maps":[{"name":"/m","entries":[{"key":"a","value":"1"},{"key":"a","value":"9"}]}]})",
+      R"({"maps":[{"name":"/m","entries":[{"key":"n","value":"1"},{"key":"n","value":"1"}]}]})",
+      R"({"acls":[{"name":"/a","patterns":["10.0.0.0/8","x","10.0.0.0/8"]}]})",
+      R"({"backends":[{"name":"be","servers":[{"name":"s1","address":"10.0.0.1","port":80},)"
+      R"({"name":"s1","address":"10.0.0.2"}]}]})",
+      R"({"backends":[{"name":"be"},{"name":"be"}]})",
+      R"({"maps":[{"name":"/m"},{"name":"/m","entries":[]}]})",
+      // an invalid name after a valid list, a name missing, a bad value in a held table
+      R"({"backends":[{"servers":[],"name":"be x"}]})",
+      R"({"maps":[{"entries":[{"key":"a","value":"1"}]}]})",
+      R"({"maps":[{"name":"/m","entries":[{"key":"a","value":"1\n2"}]}]})",
+      R"({"backends":[{"name":"be","servers":[{"name":"s1","address":"10.0.0.1","port":0}]}]})",
+  };
+  for (absl::string_view doc : kBadDocuments) {
+    SCOPED_TRACE(doc);
+    absl::StatusOr<DesiredState> parsed = ParseDesiredState(doc);
+    ASSERT_FALSE(parsed.ok());
+    absl::StatusOr<Delta> read = ParseDesiredStateAsDelta(doc, held);
+    ASSERT_FALSE(read.ok());
+    EXPECT_EQ(read.status(), parsed.status());
   }
 }
 
