@@ -1,4 +1,17 @@
 # Every dependency comes from a Debian 12 package (scripts/setup.sh installs them).
+
+# Where hawk's build keeps what it downloads, outside the repository and the build directories:
+# $HAWK_CACHE_DIR, default ${XDG_CACHE_HOME:-$HOME/.cache}/hawk (scripts/haproxy-versions.sh
+# uses the same directory).
+set(hawk_cache_dir "$ENV{HAWK_CACHE_DIR}")
+if(NOT hawk_cache_dir)
+  if(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+    set(hawk_cache_dir "$ENV{XDG_CACHE_HOME}/hawk")
+  else()
+    set(hawk_cache_dir "$ENV{HOME}/.cache/hawk")
+  endif()
+endif()
+
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(libuv REQUIRED IMPORTED_TARGET libuv>=1.44)
 find_package(simdjson CONFIG REQUIRED)
