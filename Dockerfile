@@ -1,13 +1,17 @@
-# hawk sidecar image: built on Debian 12 from Debian's packages only.
+# hawk sidecar image: built on Debian 12 from Debian's packages and Debian's simdjson source
+# tarball; hawk is one static-PIE binary, so the runtime stage installs nothing.
 # scripts/image-test.sh builds it with podman (and makes debian:12-slim from Debian's packages
 # with mmdebstrap where no registry is reachable), runs it read-only as a non-root user beside a
 # real HAProxy and checks it.
 
-# Build stage: Debian's -dev packages, the release preset (no tests, no benchmarks).
+# Build stage: Debian's -dev packages, the release preset (no tests, no benchmarks), which links
+# hawk statically (HAWK_STATIC_BINARY): abseil, libuv and OpenSSL from the -dev packages' static
+# archives (libssl-dev: the API's TLS, OpenSSL 3.0); simdjson compiled from Debian's source
+# tarball, which the configuration downloads from deb.debian.org and checks against its SHA-256
+# (cmake/Dependencies.cmake), so no libsimdjson-dev here.
 FROM debian:12-slim AS build
-# libssl-dev: hawk's API is getting TLS (OpenSSL 3.0, find_package(OpenSSL)).
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      build-essential cmake pkg-config libuv1-dev libsimdjson-dev libabsl-dev node-llhttp libssl-dev \
+      build-essential cmake pkg-config libuv1-dev libabsl-dev node-llhttp libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt CMakePresets.json ./
@@ -16,19 +20,16 @@ COPY agent agent
 RUN cmake --preset release -DHAWK_BUILD_BENCH=OFF && cmake --build --preset release -j"$(nproc)" \
     && strip build/release/agent/hawk
 
-# Runtime stage: the shared libraries the binary links (ldd), nothing else.
-#   libuv1, libsimdjson14, libabsl20220623 (the libabsl_*.so.20220623), libstdc++6 (and
-#   libgcc-s1, libc6 through it); libssl3 for the TLS work about to land.
-# apt-get clean: apt-get update leaves ~80 MB of package caches (/var/cache/apt/*.bin) that
-# removing the lists alone does not remove.
+# Runtime stage: the base image, the binary and hawk's two directories. The binary needs no
+# shared library (not even libc) and no OpenSSL configuration or module: without an openssl.cnf
+# OpenSSL uses its built-in defaults, as it did here before with libssl3 alone.
 FROM debian:12-slim
-RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      libuv1 libsimdjson14 libabsl20220623 libstdc++6 libssl3 \
-    && apt-get clean && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log \
-    && install -d -o 99 -g 99 -m 0700 /var/lib/hawk /run/hawk
+RUN install -d -o 99 -g 99 -m 0700 /var/lib/hawk /run/hawk
 COPY --from=build /src/build/release/agent/hawk /usr/local/bin/hawk
-# Fail the build, not the pod, when the list above misses a library the binary needs.
-RUN if ldd /usr/local/bin/hawk | grep 'not found'; then exit 1; fi
+# Fail the build, not the pod, if the binary is not the static one (it would need libraries this
+# stage does not have).
+RUN ldd /usr/local/bin/hawk 2>&1 | grep -qx '[[:space:]]*statically linked' \
+    || { ldd /usr/local/bin/hawk; echo "hawk is not statically linked" >&2; exit 1; }
 # uid/gid 99 is the haproxy user of HAProxy's official image (the chart's haproxy:3.2): hawk
 # connects to the master socket HAProxy creates in the shared /run/haproxy, and both write the
 # shared volumes (the chart sets fsGroup 99). Numeric, so Kubernetes' runAsNonRoot can check it.
