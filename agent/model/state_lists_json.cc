@@ -198,13 +198,14 @@ absl::Status DiffTableContent(element value, const Path& path, bool acl, const S
   // Which held entries the list named, by entry id: a bit each, cleared per document.
   std::vector<bool> listed(before == nullptr ? 0 : before->id_limit());
   size_t matched = 0;
+  uint32_t cursor = 0;  // where the next listed key is likeliest held: after the previous one
   size_t i = 0;
   for (element item : items) {
     Path at = path.At(i);
     absl::string_view key, text;
     RETURN_IF_ERROR(ReadTableItem(item, at, acl, &key, &text));
     absl::optional<StringTable::Entry> held =
-        before == nullptr ? absl::nullopt : before->FindEntry(key);
+        before == nullptr ? absl::nullopt : before->FindEntry(key, &cursor);
     bool duplicate = false;
     if (held) {
       duplicate = listed[held->id];

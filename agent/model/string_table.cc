@@ -95,6 +95,7 @@ absl::optional<std::string> StringTable::Set(absl::string_view key, absl::string
   // The new record may reallocate the arena: take the old one's size first.
   size_t old_bytes = RecordBytes(key, old_value);
   index_.erase(it);
+  MarkDead(old);
   index_.insert(Append(key, value));
   garbage_bytes_ += old_bytes;
   MaybeCompact();
@@ -106,7 +107,9 @@ absl::optional<std::string> StringTable::Erase(absl::string_view key) {
   if (it == index_.end()) return absl::nullopt;
   std::string previous(ValueAt(*it));
   garbage_bytes_ += RecordBytes(key, previous);
+  uint32_t offset = *it;
   index_.erase(it);
+  MarkDead(offset);
   MaybeCompact();
   return previous;
 }
@@ -115,6 +118,24 @@ absl::optional<absl::string_view> StringTable::Find(absl::string_view key) const
   auto it = index_.find(key);
   if (it == index_.end()) return absl::nullopt;
   return ValueAt(*it);
+}
+
+void StringTable::MarkDead(uint32_t offset) {
+  uint16_t length = LengthAt(arena_->data() + offset) | kDead;
+  std::memcpy(arena_->data() + offset, &length, sizeof length);
+}
+
+absl::optional<StringTable::Entry> StringTable::FindEntry(absl::string_view key,
+                                                          uint32_t* cursor) const {
+  const std::string& arena = *arena_;
+  size_t at = *cursor;
+  if (at < arena.size() && IsLive(arena, at) && KeyIn(arena, at) == key) {
+    *cursor = static_cast<uint32_t>(at + RecordBytesAt(arena, at));
+    return Entry{static_cast<uint32_t>(at), ValueIn(arena, at)};
+  }
+  absl::optional<Entry> found = FindEntry(key);
+  if (found) *cursor = static_cast<uint32_t>(found->id + RecordBytesAt(arena, found->id));
+  return found;
 }
 
 absl::optional<StringTable::Entry> StringTable::FindEntry(absl::string_view key) const {
