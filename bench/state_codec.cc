@@ -65,54 +65,54 @@ void BM_DiffOneChange(benchmark::State& state) {
 }
 BENCHMARK(BM_DiffOneChange)->Unit(benchmark::kMillisecond);
 
-void BM_WholePutBeforeIo(benchmark::State& state) {
+// A whole-state PUT before any I/O, alternating the two documents so that each one changes
+// something: `read(doc, held, parser)` turns the document into the delta from the state held
+// (`parser`: kept between documents, or nullptr for a fresh one each time); the delta is then
+// applied and written as its journal record, as StateService does.
+template <typename Read>
+void RunWholePut(benchmark::State& state, bool reuse_parser, Read read) {
   DesiredState held = *hawk::model::ParseDesiredState(Original());
+  hawk::model::json::DocumentParser parser;
   bool flip = false;
   for (auto _ : state) {
     const std::string& doc = flip ? Original() : OneChange();
     flip = !flip;
-    DesiredState parsed = *hawk::model::ParseDesiredState(doc);
-    hawk::model::Delta delta = hawk::model::DiffStates(held, std::move(parsed));
+    hawk::model::Delta delta = read(doc, held, reuse_parser ? &parser : nullptr);
     hawk::model::AppliedDelta applied = hawk::model::ApplyDelta(delta, &held);
     std::string record = hawk::model::DeltaToJson(delta);
     benchmark::DoNotOptimize(record);
   }
+}
+
+// The way hawk read a PUT before ParseDesiredStateAsDelta: the document's whole state, then
+// DiffStates against the state held.
+hawk::model::Delta ParseThenDiff(const std::string& doc, const DesiredState& held,
+                                 hawk::model::json::DocumentParser* parser) {
+  DesiredState parsed = *hawk::model::ParseDesiredState(
+      hawk::model::json::JsonInput(doc, /*is_padded=*/false, parser));
+  return hawk::model::DiffStates(held, std::move(parsed));
+}
+
+void BM_WholePutBeforeIo(benchmark::State& state) {
+  RunWholePut(state, /*reuse_parser=*/false, ParseThenDiff);
 }
 BENCHMARK(BM_WholePutBeforeIo)->Unit(benchmark::kMillisecond);
 
 // What hawk's PUT does since the document is read as the change from the state held
-// (ParseDesiredStateAsDelta): BM_WholePutBeforeIo is the baseline it replaced. Both parse with a
-// parser kept between documents, as hawk's StateService does.
+// (ParseDesiredStateAsDelta): BM_WholePutBeforeIoReusedParser is the baseline it replaced. Both
+// parse with a parser kept between documents, as hawk's StateService does.
 void BM_WholePutAsDeltaBeforeIo(benchmark::State& state) {
-  DesiredState held = *hawk::model::ParseDesiredState(Original());
-  hawk::model::json::DocumentParser parser;
-  bool flip = false;
-  for (auto _ : state) {
-    const std::string& doc = flip ? Original() : OneChange();
-    flip = !flip;
-    hawk::model::Delta delta = *hawk::model::ParseDesiredStateAsDelta(
-        hawk::model::json::JsonInput(doc, /*is_padded=*/false, &parser), held);
-    hawk::model::AppliedDelta applied = hawk::model::ApplyDelta(delta, &held);
-    std::string record = hawk::model::DeltaToJson(delta);
-    benchmark::DoNotOptimize(record);
-  }
+  RunWholePut(state, /*reuse_parser=*/true,
+              [](const std::string& doc, const DesiredState& held,
+                 hawk::model::json::DocumentParser* parser) {
+                return *hawk::model::ParseDesiredStateAsDelta(
+                    hawk::model::json::JsonInput(doc, /*is_padded=*/false, parser), held);
+              });
 }
 BENCHMARK(BM_WholePutAsDeltaBeforeIo)->Unit(benchmark::kMillisecond);
 
 void BM_WholePutBeforeIoReusedParser(benchmark::State& state) {
-  DesiredState held = *hawk::model::ParseDesiredState(Original());
-  hawk::model::json::DocumentParser parser;
-  bool flip = false;
-  for (auto _ : state) {
-    const std::string& doc = flip ? Original() : OneChange();
-    flip = !flip;
-    DesiredState parsed = *hawk::model::ParseDesiredState(
-        hawk::model::json::JsonInput(doc, /*is_padded=*/false, &parser));
-    hawk::model::Delta delta = hawk::model::DiffStates(held, std::move(parsed));
-    hawk::model::AppliedDelta applied = hawk::model::ApplyDelta(delta, &held);
-    std::string record = hawk::model::DeltaToJson(delta);
-    benchmark::DoNotOptimize(record);
-  }
+  RunWholePut(state, /*reuse_parser=*/true, ParseThenDiff);
 }
 BENCHMARK(BM_WholePutBeforeIoReusedParser)->Unit(benchmark::kMillisecond);
 
