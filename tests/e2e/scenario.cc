@@ -197,6 +197,12 @@ std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int 
     << "    timeout server 30s\n"
     << "    timeout http-keep-alive 60s\n"
     << "    retries 3\n"
+    // An origin that stops closes its idle keep-alive connections at once (as Go's
+    // http.Server.Shutdown does); a request HAProxy sends on one just then gets no response and
+    // would be a 502 that says nothing about stale state. Operators retry it, and so does this
+    // test: the retry goes to SRV_1's address as the worker holds it, so a stale worker still
+    // fails (503 after the connect retries) and a current one succeeds.
+    << "    retry-on conn-failure empty-response\n"
     << "    option redispatch\n"
     << variant.defaults_lines << "frontend fe\n"
     << "    bind 127.0.0.1:" << frontend_port << "\n"
