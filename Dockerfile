@@ -11,7 +11,7 @@
 # (cmake/Dependencies.cmake), so no libsimdjson-dev here.
 FROM debian:12-slim AS build
 RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      build-essential cmake pkg-config libuv1-dev libabsl-dev node-llhttp libssl-dev \
+      build-essential cmake pkg-config lld libuv1-dev libabsl-dev node-llhttp libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY CMakeLists.txt CMakePresets.json ./
