@@ -118,7 +118,6 @@ uint64_t CpuNs(pid_t pid) {
   return total;
 }
 
-// VmRSS of `pid`, KiB (-1 if unreadable).
 // A process's resident memory from /proc/<pid>/status, KiB: all of it, and its split into
 // anonymous memory (heap, stacks: what a leak grows) and file pages (mostly code, which grows as
 // paths run for the first time).
@@ -138,6 +137,7 @@ Rss RssOf(pid_t pid) {
   return rss;
 }
 
+// VmRSS of `pid`, KiB (-1 if unreadable).
 long RssKib(pid_t pid) { return RssOf(pid).vm; }
 
 // The sum of the sizes of the regular files in `dir` (not recursive; hawk's state dir is flat).
@@ -671,10 +671,9 @@ class ScaleRun {
       LatencyRow servers_run = Measure(state, "RSS run", "PATCH", 2, 500, patch_server, goal_ms_);
       LatencyRow entries_run = Measure(state, "RSS run", "PATCH", 2, 500, patch_entry, goal_ms_);
       rss_after_patches_ = RssOf(hawk_->pid());
-      rss_patch_failures_ = servers_run.failed + servers_run.not_applied + entries_run.failed +
-                            entries_run.not_applied + servers_warm.failed +
-                            servers_warm.not_applied + entries_warm.failed +
-                            entries_warm.not_applied;
+      for (const LatencyRow* row : {&servers_warm, &entries_warm, &servers_run, &entries_run}) {
+        rss_patch_failures_ += row->failed + row->not_applied;
+      }
       if (!LeaveTwoWorkers(state + ", RSS run")) return false;
     }
     if (ingress) ingress_doc_ = std::make_unique<StateDoc>(std::move(doc));

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Re-records agent/hawk.order: the functions an idle hawk runs, which lld links first so that they
-# share as few pages as possible (bench/RESULTS.md, "Where the idle bytes are": 4,256 -> 2,580 KiB
+# share as few pages as possible (bench/RESULTS.md, "Where the idle bytes are": 4,312 -> 2,664 KiB
 # idle RSS). Run it after a change that renames or adds much of the idle path (start-up, the
 # master CLI client, worker discovery, the API's accept/parse); a stale order still links, it only
 # costs resident pages again (lld is told not to warn about names it no longer finds).
@@ -10,9 +10,10 @@
 # Needs: valgrind, curl, a configured build/default (scripts/setup.sh installs all of them).
 # The scenario is bench/scale's idle one: HAProxy in master-worker mode with bench/scale's
 # configuration (a routing map, a backend of 10,000 template servers), hawk on its master socket
-# with a state dir, no desired state; hawk runs under
-# callgrind until it lists the worker, then 3 s more, then SIGINT (a clean exit records the
-# shutdown path too, which a drain after SIGTERM runs).
+# with a state dir, no desired state; hawk runs under callgrind until it lists the worker, then
+# 3 s more, then SIGINT (a clean exit records the shutdown path too, which a drain after SIGTERM
+# runs). The configuration is a copy of bench/scale's (ScaleRun::Config) with the origin left out:
+# keep the two alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 haproxy=${1:-/usr/sbin/haproxy}

@@ -197,7 +197,7 @@ std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int 
     << "    timeout server 30s\n"
     << "    timeout http-keep-alive 60s\n"
     << "    retries 3\n"
-    // An origin that stops closes its idle keep-alive connections at once (as Go's
+    // Origin A exits on SIGTERM and closes its idle keep-alive connections at once (as Go's
     // http.Server.Shutdown does); a request HAProxy sends on one just then gets no response and
     // would be a 502 that says nothing about stale state. Operators retry it, and so does this
     // test: the retry goes to SRV_1's address as the worker holds it, so a stale worker still
