@@ -1,6 +1,7 @@
 // hawk_e2e_backend: a fast HTTP/1.1 origin for zero-downtime scenarios under load.
 //
 //   hawk_e2e_backend --listen 127.0.0.1:PORT --name NAME [--drain-timeout-ms 5000]
+//                    [--lame-duck-ms 0]
 //
 // Every request gets 200, body "NAME\n", `X-Backend: NAME` and `Content-Length`. Keep-alive
 // (HTTP/1.1 default, `Connection: close` honoured) and pipelining (responses in order). Prints
@@ -11,6 +12,13 @@
 // the listener closes at once (new connects are refused), idle keep-alive connections close at
 // once, a connection with a request in progress gets that response with `Connection: close` and
 // then closes; the process exits 0 when no connection is left, or after --drain-timeout-ms.
+//
+// --lame-duck-ms N puts a lame-duck period between the listener's close and the idle close, as a
+// pod with a preStop sleep in front of that shutdown has: for N ms, connections already open stay
+// open and every request on them is answered with `Connection: close`. A proxy then moves off the
+// connections it already has, one response at a time, instead of racing the idle close with a
+// request already on the wire (which no retry policy fully covers); new connects still fail at
+// once.
 //
 // One thread, libuv, llhttp. Independent of hawk's agent/ code.
 
@@ -36,6 +44,7 @@ struct Options {
   std::string listen = "127.0.0.1:0";
   std::string name;
   uint64_t drain_timeout_ms = 5000;
+  uint64_t lame_duck_ms = 0;
 };
 
 class Server;
@@ -58,8 +67,8 @@ class Connection {
 
   // Accepts a pending connection from `listener`; on failure the connection closes itself.
   void Accept(uv_stream_t* listener);
-  // Called once when the server starts stopping.
-  void OnServerStopping();
+  // Called once when the server closes its idle connections (at SIGTERM, or after the lame duck).
+  void OnClosingIdle();
   // Idempotent.
   void Close();
 
@@ -108,7 +117,10 @@ class Server {
   bool Start();
 
   uv_loop_t* loop() const { return loop_; }
+  // From SIGTERM on: every response ends its connection.
   bool stopping() const { return stopping_; }
+  // From the end of the lame-duck period on: idle connections are closed too.
+  bool closing_idle() const { return closing_idle_; }
   const std::string& response(bool keep_alive, bool http10) const {
     if (!keep_alive) return response_close_;
     return http10 ? response_keep_alive_ : response_;
@@ -122,8 +134,10 @@ class Server {
   static void OnConnection(uv_stream_t* listener, int status);
   static void OnSignal(uv_signal_t* handle, int signum);
   static void OnDrainTimeout(uv_timer_t* timer);
+  static void OnLameDuckOver(uv_timer_t* timer);
 
   void Stop();
+  void CloseIdle();
   void FinishIfDone();
 
   uv_loop_t* loop_;
@@ -135,7 +149,9 @@ class Server {
   uv_signal_t sigterm_{};
   uv_signal_t sigint_{};
   uv_timer_t drain_timer_{};
+  uv_timer_t lame_duck_timer_{};
   bool stopping_ = false;
+  bool closing_idle_ = false;
   bool finished_ = false;
   size_t count_ = 0;
   Connection* head_ = nullptr;
@@ -174,7 +190,7 @@ void Connection::Accept(uv_stream_t* listener) {
   }
 }
 
-void Connection::OnServerStopping() {
+void Connection::OnClosingIdle() {
   if (state_ != State::kOpen) return;  // already on its way out
   // Idle: nothing to finish. A request in progress finishes with `Connection: close`
   // (OnMessageComplete); a write in flight finishes and then the connection drains (AfterWrites).
@@ -282,8 +298,8 @@ void Connection::AfterWrites() {
   }
   if (state_ == State::kLastResponse) {
     StartDrain();
-  } else if (state_ == State::kOpen && server_->stopping() && !in_request_) {
-    // Its last response went out before the stop began (still keep-alive): end it now.
+  } else if (state_ == State::kOpen && server_->closing_idle() && !in_request_) {
+    // Its last response went out before the idle close began (still keep-alive): end it now.
     StartDrain();
   }
 }
@@ -334,6 +350,8 @@ bool Server::Start() {
   sigint_.data = this;
   uv_timer_init(loop_, &drain_timer_);
   drain_timer_.data = this;
+  uv_timer_init(loop_, &lame_duck_timer_);
+  lame_duck_timer_.data = this;
 
   sockaddr_in addr{};
   int rc = UV_EINVAL;
@@ -401,8 +419,20 @@ void Server::Stop() {
   stopping_ = true;
   // Closing the fd now (uv_close does so synchronously) makes new connects fail at once.
   uv_close(reinterpret_cast<uv_handle_t*>(&listener_), nullptr);
+  if (options_.lame_duck_ms > 0) {
+    uv_timer_start(&lame_duck_timer_, &OnLameDuckOver, options_.lame_duck_ms, 0);
+    FinishIfDone();  // nothing open: nothing to wait for
+    return;
+  }
+  CloseIdle();
+}
+
+void Server::OnLameDuckOver(uv_timer_t* timer) { static_cast<Server*>(timer->data)->CloseIdle(); }
+
+void Server::CloseIdle() {
+  closing_idle_ = true;
   uv_timer_start(&drain_timer_, &OnDrainTimeout, options_.drain_timeout_ms, 0);
-  for (Connection* conn = head_; conn != nullptr; conn = conn->next) conn->OnServerStopping();
+  for (Connection* conn = head_; conn != nullptr; conn = conn->next) conn->OnClosingIdle();
   FinishIfDone();
 }
 
@@ -419,11 +449,13 @@ void Server::FinishIfDone() {
   uv_close(reinterpret_cast<uv_handle_t*>(&sigterm_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&sigint_), nullptr);
   uv_close(reinterpret_cast<uv_handle_t*>(&drain_timer_), nullptr);
+  uv_close(reinterpret_cast<uv_handle_t*>(&lame_duck_timer_), nullptr);
 }
 
 int Usage() {
   std::fprintf(stderr,
-               "usage: hawk_e2e_backend --listen HOST:PORT --name NAME [--drain-timeout-ms N]\n");
+               "usage: hawk_e2e_backend --listen HOST:PORT --name NAME [--drain-timeout-ms N] "
+               "[--lame-duck-ms N]\n");
   return 2;
 }
 
@@ -439,6 +471,8 @@ int main(int argc, char** argv) {
       options.name = argv[++i];
     } else if (arg == "--drain-timeout-ms" && i + 1 < argc) {
       options.drain_timeout_ms = std::strtoull(argv[++i], nullptr, 10);
+    } else if (arg == "--lame-duck-ms" && i + 1 < argc) {
+      options.lame_duck_ms = std::strtoull(argv[++i], nullptr, 10);
     } else {
       return Usage();
     }

@@ -40,6 +40,15 @@ size_t FileSize(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
 }
 
+// How long an origin keeps the connections it already has after SIGTERM (hawk_e2e_backend's
+// --lame-duck-ms): every request on them gets `Connection: close`, so each worker moves off A one
+// response at a time. Without it A's idle close races a request a worker has just sent on a kept
+// connection to A; in a CI run on 3.4 one such request came back as a 502 after `retries 3`
+// (`SH--`, the server closed before its headers, four times), which is the origin's shutdown race,
+// not stale state. New connects to A still fail at once, and they are what stale state sends.
+// The flip comes after the reload, so A's lame duck outlasts a leaving worker's `grace 1s`.
+constexpr int kOriginLameDuckMs = 1000;
+
 // An hawk_e2e_backend process: the origin a server of the scenario points at.
 struct Origin {
   std::unique_ptr<Subprocess> process;
@@ -50,7 +59,13 @@ Origin StartOrigin(const TempDir& dir, const std::string& binary, const std::str
                    std::string* error) {
   Origin origin;
   SubprocessOptions options;
-  options.argv = {binary, "--listen", "127.0.0.1:0", "--name", name};
+  options.argv = {binary,
+                  "--listen",
+                  "127.0.0.1:0",
+                  "--name",
+                  name,
+                  "--lame-duck-ms",
+                  std::to_string(kOriginLameDuckMs)};
   options.stdout_path = dir.File("origin-" + name + ".log");
   options.stderr_path = options.stdout_path;
   origin.process = Subprocess::Spawn(options, error);
@@ -197,11 +212,9 @@ std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int 
     << "    timeout server 30s\n"
     << "    timeout http-keep-alive 60s\n"
     << "    retries 3\n"
-    // Origin A exits on SIGTERM and closes its idle keep-alive connections at once (as Go's
-    // http.Server.Shutdown does); a request HAProxy sends on one just then gets no response and
-    // would be a 502 that says nothing about stale state. Operators retry it, and so does this
-    // test: the retry goes to SRV_1's address as the worker holds it, so a stale worker still
-    // fails (503 after the connect retries) and a current one succeeds.
+    // What operators set for origins that close idle keep-alive connections. A retry goes to
+    // SRV_1's address as the worker holds it, so a stale worker still fails (503 after the
+    // connect retries) and a current one succeeds.
     << "    retry-on conn-failure empty-response\n"
     << "    option redispatch\n"
     << variant.defaults_lines << "frontend fe\n"

@@ -10,8 +10,9 @@
 // reload through hawk (POST /v1/reload); inside the reload window (a delay drawn from
 // [min_flip_delay, max_flip_delay] ms after the reload was sent) start backend B, push SRV_1 -> B
 // (PUT /v1/state, answered once every reachable target worker holds it) and make A stop
-// accepting and close its idle connections (SIGTERM: a terminating pod). The cycle ends when no
-// leaving worker is left. B is the next cycle's A.
+// accepting (SIGTERM: a terminating pod; the connections it already has end after their next
+// response, scenario.cc's kOriginLameDuckMs). The cycle ends when no leaving worker is left. B is
+// the next cycle's A.
 //
 // Load: C keep-alive connections sending back to back plus a prober every 200 ms
 // (hawk_load_client, which retries once a GET whose reused connection closed before any byte,

@@ -84,12 +84,14 @@ std::unique_ptr<Subprocess> Start(std::vector<std::string> argv, const std::stri
 }
 
 // A hawk_e2e_backend on a free port, ready (its "listening on" line is out) when it returns.
-std::unique_ptr<Subprocess> StartBackend(const TempDir& dir, const std::string& name, int* port) {
+std::unique_ptr<Subprocess> StartBackend(const TempDir& dir, const std::string& name, int* port,
+                                         std::vector<std::string> extra = {}) {
   *port = FreeTcpPort();
   std::string out = dir.File(name + ".out");
-  auto backend = Start(
-      {HAWK_E2E_BACKEND_PATH, "--listen", "127.0.0.1:" + std::to_string(*port), "--name", name},
-      out, dir.File(name + ".err"));
+  std::vector<std::string> argv = {HAWK_E2E_BACKEND_PATH, "--listen",
+                                   "127.0.0.1:" + std::to_string(*port), "--name", name};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  auto backend = Start(std::move(argv), out, dir.File(name + ".err"));
   std::string expected = "listening on 127.0.0.1:" + std::to_string(*port) + "\n";
   EXPECT_TRUE(WaitUntil([&] { return ReadFile(out) == expected; }, seconds(10)))
       << "backend stdout: " << ReadFile(out) << " stderr: " << ReadFile(dir.File(name + ".err"));
@@ -265,6 +267,69 @@ TEST(E2eToolsTest, BackendPipelinesAndFinishesTheRequestInProgressOnSigterm) {
             "b2\r\nConnection: close\r\n\r\nb2\n");
   fd.Reset();
   ASSERT_TRUE(backend->WaitExit(seconds(5)));
+  EXPECT_EQ(backend->exit_code(), 0) << backend->DescribeExit();
+}
+
+// Reads until the peer's EOF; what came (a read error fails the test).
+std::string ReadToEof(int fd, Clock::time_point deadline) {
+  std::string received, error;
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ReadSome(fd, buffer, sizeof(buffer), deadline, &error);
+    EXPECT_GE(n, 0) << error << " after: " << received;
+    if (n <= 0) return received;
+    received.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+TEST(E2eToolsTest, BackendInLameDuckAnswersOpenConnectionsOnceAndRefusesNewOnes) {
+  TempDir dir;
+  int port = 0;
+  // Longer than the test: the backend exits because its last connection closed, not on a timer.
+  auto backend = StartBackend(dir, "b4", &port, {"--lame-duck-ms", "60000"});
+  auto deadline = Clock::now() + seconds(10);
+  std::string error;
+  const std::string keep_alive =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nX-Backend: b4\r\n\r\n"
+      "b4\n";
+  const std::string last =
+      "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nX-Backend: "
+      "b4\r\nConnection: close\r\n\r\nb4\n";
+  // Two idle keep-alive connections, each answered once (so accepted for sure).
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 2; ++i) {
+    idle.push_back(ConnectTcp("127.0.0.1", port, deadline, &error));
+    ASSERT_TRUE(idle.back().valid()) << error;
+    ASSERT_TRUE(WriteAll(idle.back().get(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n", deadline, &error));
+    std::string received;
+    char buffer[4096];
+    while (received.size() < keep_alive.size()) {
+      ssize_t n = ReadSome(idle.back().get(), buffer, sizeof(buffer), deadline, &error);
+      ASSERT_GT(n, 0) << error;
+      received.append(buffer, static_cast<size_t>(n));
+    }
+    EXPECT_EQ(received, keep_alive);
+  }
+  ASSERT_TRUE(backend->Signal(SIGTERM));
+  // New connects are refused at once...
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        int errno_value = 0;
+        UniqueFd probe =
+            ConnectTcp("127.0.0.1", port, Clock::now() + seconds(1), &error, &errno_value);
+        return !probe.valid() && errno_value == ECONNREFUSED;
+      },
+      seconds(5)))
+      << error;
+  // ...while both open connections still take one request each, answered with
+  // `Connection: close` and then closed.
+  for (UniqueFd& fd : idle) {
+    ASSERT_TRUE(WriteAll(fd.get(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n", deadline, &error)) << error;
+    EXPECT_EQ(ReadToEof(fd.get(), deadline), last);
+    fd.Reset();
+  }
+  // Nothing open any more: the backend exits without waiting out the lame duck.
+  ASSERT_TRUE(backend->WaitExit(seconds(10)));
   EXPECT_EQ(backend->exit_code(), 0) << backend->DescribeExit();
 }
 
