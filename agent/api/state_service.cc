@@ -2,14 +2,19 @@
 
 #include <malloc.h>
 
+#include <algorithm>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "agent/base/log.h"
 #include "agent/base/status_field.h"
 #include "agent/model/delta_json.h"
 #include "agent/model/desired_json.h"
 #include "agent/model/patch.h"
+#include "agent/reconcile/outcome.h"
 
 namespace hawk::api {
 namespace {
@@ -24,6 +29,26 @@ std::string Held(absl::optional<int64_t> generation) {
   return generation ? absl::StrCat("the current ", *generation) : "none (hawk holds no generation)";
 }
 
+// How long a refused push's answer waits for the workers that took it to be put back.
+constexpr absl::Duration kRollbackTimeout = absl::Seconds(10);
+
+// True when undoing the change and reconciling puts every worker back where it was: the change
+// only touches objects hawk managed before it. A server, backend or table that becomes managed
+// has no known value before (the worker holds whatever its configuration or file said), and a
+// table replaced in full is large; those wait for the journal before anything is sent.
+bool RevertibleOnWorkers(const model::ChangeSummary& summary) {
+  if (!summary.backends_created.empty()) return false;
+  for (const model::ServerChange& change : summary.servers) {
+    if (!change.before.has_value()) return false;
+  }
+  for (const auto* tables : {&summary.maps, &summary.acls}) {
+    for (const model::TableChange& change : *tables) {
+      if (change.replace) return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 // A change applied to the state and handed to the journal, not yet durable.
@@ -31,6 +56,9 @@ struct StateService::Uncommitted {
   uint64_t id = 0;
   bool had_state = false;
   model::Undo undo;
+  // Published before it was durable (seq valid, summary empty), or published once it is.
+  bool published = false;
+  uint64_t seq = 0;
   model::ChangeSummary summary;
   Done done;
 };
@@ -221,8 +249,20 @@ void StateService::Commit(model::Delta delta, Done done) {
   entry->id = next_uncommitted_id_++;
   entry->had_state = had_state;
   entry->undo = std::move(applied.undo);
-  entry->summary = std::move(applied.summary);
   entry->done = std::move(done);
+  // "Managed before" must mean managed in the durable state: behind a change still waiting for
+  // the journal with objects of its own, this one waits too.
+  bool after_durable = std::all_of(uncommitted_.begin(), uncommitted_.end(),
+                                   [](const auto& earlier) { return earlier->published; });
+  if (after_durable && RevertibleOnWorkers(applied.summary)) {
+    // Sent while the journal writes and syncs: the push is answered once both are done, so
+    // nothing is acknowledged that is not durable, and a failed sync puts the workers back
+    // (OnDurable) before its answer. Saves the sync's time on every push.
+    entry->published = true;
+    entry->seq = reconciler_->Publish(applied.summary);
+  } else {
+    entry->summary = std::move(applied.summary);
+  }
   uint64_t id = entry->id;
   uncommitted_.push_back(std::move(entry));
   journal_->Append(model::DeltaToJson(delta), lifetime_.Guard([this, id](absl::Status status) {
@@ -235,7 +275,7 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
   if (status.ok()) {
     std::unique_ptr<Uncommitted> entry = std::move(uncommitted_.front());
     uncommitted_.pop_front();
-    uint64_t seq = reconciler_->Publish(entry->summary);
+    uint64_t seq = entry->published ? entry->seq : reconciler_->Publish(entry->summary);
     entry->done(seq);
     MaybeCompact();
     return;
@@ -245,11 +285,35 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
   base::LogError("desired state: not made durable, so not applied: ", status.message());
   std::deque<std::unique_ptr<Uncommitted>> failed = std::move(uncommitted_);
   uncommitted_.clear();
+  bool sent = false;
   for (auto it = failed.rbegin(); it != failed.rend(); ++it) {
     model::UndoDelta(std::move((*it)->undo), state_);
     has_state_ = (*it)->had_state;
+    sent = sent || (*it)->published;
   }
-  for (auto& entry : failed) entry->done(status);
+  if (!sent) {
+    for (auto& entry : failed) entry->done(status);
+    return;
+  }
+  // Some of it went out already: every worker re-reads what it holds and is reconciled to the
+  // state as it was (only objects managed before were touched, RevertibleOnWorkers), and the
+  // refusals are answered once that is done, or the wait ends.
+  uint64_t rollback = reconciler_->PublishWhole();
+  auto dones = std::make_shared<std::deque<std::unique_ptr<Uncommitted>>>(std::move(failed));
+  reconciler_->WaitForPush(
+      rollback, kRollbackTimeout, [dones, status](reconcile::PushOutcome outcome) {
+        size_t behind = 0;
+        for (const reconcile::WorkerOutcome& w : outcome.workers) {
+          if (w.result != reconcile::PushResult::kApplied) ++behind;
+        }
+        std::string after =
+            behind == 0 ? "; the workers that had taken it were put back"
+                        : absl::StrCat("; ", behind, " of ", outcome.workers.size(),
+                                       " worker(s) not put back yet (the next reconcile does)");
+        if (behind != 0) base::LogWarn("desired state: rollback of a refused push", after);
+        absl::Status refused(status.code(), absl::StrCat(status.message(), after));
+        for (auto& entry : *dones) entry->done(refused);
+      });
 }
 
 void StateService::MaybeCompact() {

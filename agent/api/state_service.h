@@ -52,7 +52,10 @@ struct StateServiceStats {
 class StateService {
  public:
   // Called once the change is durable (with the push's reconciler sequence number, for
-  // Reconciler::WaitForPush) or refused by the journal.
+  // Reconciler::WaitForPush) or refused by the journal. A change that only touches objects
+  // managed before it is sent to the workers while the journal syncs; if the journal then
+  // refuses it, the refusal comes once the workers were put back (or that wait timed out, which
+  // the status says).
   using Done = std::function<void(absl::StatusOr<uint64_t> seq)>;
 
   StateService(uv_loop_t* loop, store::Journal* journal, reconcile::Reconciler* reconciler,

@@ -448,10 +448,10 @@ class StateDirFaultTest : public StateTest {
 };
 
 // A full state directory refuses the push (507, naming the cause) and nothing of it is applied:
-// the previous state stays in force and on disk; once there is room, pushes go through again
-// without a restart. (A read-only state directory is answered 503 by the same path; a remount
-// cannot show it here: hawk holds its journal open for writing, so the kernel refuses to remount
-// the file system read-only.)
+// the previous state stays in force and on disk, on the worker too when the change had gone out
+// before the journal refused it; once there is room, pushes go through again without a restart. (A
+// read-only state directory is answered 503 by the same path; a remount cannot show it here: hawk
+// holds its journal open for writing, so the kernel refuses to remount the file system read-only.)
 TEST_F(StateDirFaultTest, AFullStateDirectoryRefusesThePushAndKeepsThePrevious) {
   StartHaproxy();
   StartHawk();
@@ -477,6 +477,23 @@ TEST_F(StateDirFaultTest, AFullStateDirectoryRefusesThePushAndKeepsThePrevious) 
   EXPECT_EQ(hawk_->Get("/v1/state").body, held);
   EXPECT_EQ(Server(worker, "be_app", "SRV_1").port, backend_b_->port());
   EXPECT_EQ(Map(worker, dir_.File("hosts.map")).size(), 2u);
+
+  // A change to a server hawk already manages goes to the worker while the journal syncs. Small
+  // records still fit in the journal file's last page; the first that does not is refused, and
+  // the worker must hold the last acknowledged weight again by the time the answer comes.
+  int acknowledged_weight = 77;
+  HttpResult refused;
+  for (int weight = 1; weight <= 200; ++weight) {
+    refused = hawk_->Patch("/v1/state",
+                           R"({"upsert":{"backends":[{"name":"be_app","servers":[{"name":"SRV_1",)"
+                           R"("weight":)" +
+                               std::to_string(weight) + "}]}]}}");
+    if (refused.status != 200) break;
+    acknowledged_weight = weight;
+  }
+  ASSERT_EQ(refused.status, 507) << refused.body;
+  EXPECT_NE(refused.body.find("were put back"), std::string::npos) << refused.body;
+  EXPECT_EQ(Server(worker, "be_app", "SRV_1").weight, acknowledged_weight) << hawk_->LogTail();
 
   // Room again: the next push goes through, without a restart of hawk.
   ASSERT_EQ(::unlink(filler.c_str()), 0);

@@ -35,6 +35,7 @@ namespace hawk::api {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
@@ -465,6 +466,57 @@ TEST_F(StateServiceTest, AFailedJournalWriteUndoesTheChange) {
   Start();
   ASSERT_NE(service().current(), nullptr);
   EXPECT_EQ(Current(), expected);
+}
+
+// A change to objects hawk already manages goes to the reconciler at once, while the journal
+// syncs, and is answered only once it is durable. One that creates a managed object waits for the
+// journal first: a refusal could not take it back from the workers.
+TEST_F(StateServiceTest, AChangeToManagedObjectsIsSentBeforeItIsDurable) {
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  uint64_t seq_before = hawk_->reconciler->latest_seq();
+  Call managed = Submit(true, R"({"upsert": {"backends": [{"name": "be",
+      "servers": [{"name": "s1", "weight": 3}]}], "maps": [{"name": "/m",
+      "entries": [{"key": "a", "value": "9"}, {"key": "new", "value": "1"}]}]}})");
+  ASSERT_TRUE(managed.immediate.ok()) << managed.immediate;
+  EXPECT_FALSE(managed.done->has_value());                     // the journal has not run yet...
+  EXPECT_EQ(hawk_->reconciler->latest_seq(), seq_before + 1);  // ...the reconciler has it
+  ASSERT_TRUE(Run([&] { return managed.done->has_value(); }));
+  ASSERT_TRUE(managed.done->value().ok()) << managed.done->value().status();
+  EXPECT_EQ(*managed.done->value(), seq_before + 1);
+
+  Call creates = Submit(true, R"({"upsert": {"backends": [{"name": "be",
+      "servers": [{"name": "s9", "address": "10.0.0.9"}]}]}})");
+  ASSERT_TRUE(creates.immediate.ok()) << creates.immediate;
+  EXPECT_EQ(hawk_->reconciler->latest_seq(), seq_before + 1);  // published once durable
+  ASSERT_TRUE(Run([&] { return creates.done->has_value(); }));
+  ASSERT_TRUE(creates.done->value().ok()) << creates.done->value().status();
+  EXPECT_EQ(*creates.done->value(), seq_before + 2);
+}
+
+// Refused by the journal after it was sent, a change is taken back: the state is the previous
+// one, the reconciler is told to bring every worker back to it (a whole re-read), and the answer
+// says so.
+TEST_F(StateServiceTest, AChangeSentBeforeAFailedSyncIsTakenBack) {
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  const model::DesiredState acknowledged = Current();
+  const uint64_t seq_before = hawk_->reconciler->latest_seq();
+  Call failed;
+  {
+    ScopedFileSizeLimit limit(fs::file_size(dir_ + "/journal-1.log") + 10);
+    failed = Submit(true, R"({"upsert": {"backends": [{"name": "be",
+        "servers": [{"name": "s1", "weight": 3}]}]}})");
+    ASSERT_TRUE(failed.immediate.ok()) << failed.immediate;
+    EXPECT_EQ(hawk_->reconciler->latest_seq(), seq_before + 1);  // sent
+    ASSERT_TRUE(Run([&] { return failed.done->has_value(); }));
+  }
+  ASSERT_FALSE(failed.done->value().ok());
+  EXPECT_THAT(std::string(failed.done->value().status().message()),
+              AllOf(HasSubstr("File too large"), HasSubstr("put back")));
+  EXPECT_EQ(Current(), acknowledged);
+  EXPECT_EQ(hawk_->reconciler->latest_seq(), seq_before + 2);  // the take-back
+  EXPECT_EQ(service().stats().persist_failures, 1u);
+  Start();
+  EXPECT_EQ(Current(), acknowledged);
 }
 
 // A failed batch undoes every change in it, newest first; a first PUT that fails leaves hawk
