@@ -1066,8 +1066,8 @@ void ScaleRun::Print() const {
   }
   if (!fdatasync_ms_.empty()) {
     std::printf(
-        "| storage: write 200 B + `fdatasync` in --state-dir (every push's journal commit "
-        "waits for one) | – | %.3f | %.3f | %.3f | | | |\n",
+        "| storage: write 200 B + `fdatasync` in --state-dir (every push's answer waits for "
+        "one; a change to managed objects is sent meanwhile) | – | %.3f | %.3f | %.3f | | | |\n",
         Percentile(fdatasync_ms_, 0.5), Percentile(fdatasync_ms_, 0.99),
         *std::max_element(fdatasync_ms_.begin(), fdatasync_ms_.end()));
   }
