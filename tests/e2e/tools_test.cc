@@ -194,6 +194,46 @@ TEST(E2eToolsTest, ClientAgainstBackendHasNoFailures) {
 
 // Pipelining, and the graceful stop seen from a raw socket: new connects refused at once, the
 // request in progress answered with `Connection: close`, then the exit.
+// Reads until at least `size` bytes came; what came (a read error or an early EOF fails the
+// test).
+std::string ReadAtLeast(int fd, size_t size, Clock::time_point deadline) {
+  std::string received, error;
+  char buffer[4096];
+  while (received.size() < size) {
+    ssize_t n = ReadSome(fd, buffer, sizeof(buffer), deadline, &error);
+    if (n <= 0) {
+      ADD_FAILURE() << "read: " << (n == 0 ? "EOF" : error) << " after: " << received;
+      break;
+    }
+    received.append(buffer, static_cast<size_t>(n));
+  }
+  return received;
+}
+
+// Reads until the peer's EOF; what came (a read error fails the test).
+std::string ReadToEof(int fd, Clock::time_point deadline) {
+  std::string received, error;
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ReadSome(fd, buffer, sizeof(buffer), deadline, &error);
+    EXPECT_GE(n, 0) << error << " after: " << received;
+    if (n <= 0) return received;
+    received.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+// True once a connect to `port` is refused (the listener is closed), within 5 s.
+bool ConnectsAreRefused(int port, std::string* error) {
+  return WaitUntil(
+      [&] {
+        int errno_value = 0;
+        UniqueFd probe =
+            ConnectTcp("127.0.0.1", port, Clock::now() + seconds(1), error, &errno_value);
+        return !probe.valid() && errno_value == ECONNREFUSED;
+      },
+      seconds(5));
+}
+
 TEST(E2eToolsTest, BackendPipelinesAndFinishesTheRequestInProgressOnSigterm) {
   TempDir dir;
   int port = 0;
@@ -208,78 +248,34 @@ TEST(E2eToolsTest, BackendPipelinesAndFinishesTheRequestInProgressOnSigterm) {
   const std::string response =
       "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nX-Backend: b2\r\n\r\n"
       "b2\n";
-  std::string received;
-  char buffer[4096];
-  while (received.size() < 2 * response.size()) {
-    ssize_t n = ReadSome(fd.get(), buffer, sizeof(buffer), deadline, &error);
-    ASSERT_GT(n, 0) << error << " after: " << received;
-    received.append(buffer, static_cast<size_t>(n));
-  }
-  EXPECT_EQ(received, response + response);
+  ASSERT_EQ(ReadAtLeast(fd.get(), 2 * response.size(), deadline), response + response);
 
   // An idle keep-alive connection: answered once, so accepted and idle for sure.
   UniqueFd idle = ConnectTcp("127.0.0.1", port, deadline, &error);
   ASSERT_TRUE(idle.valid()) << error;
   ASSERT_TRUE(WriteAll(idle.get(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n", deadline, &error));
-  received.clear();
-  while (received.size() < response.size()) {
-    ssize_t n = ReadSome(idle.get(), buffer, sizeof(buffer), deadline, &error);
-    ASSERT_GT(n, 0) << error;
-    received.append(buffer, static_cast<size_t>(n));
-  }
+  ASSERT_EQ(ReadAtLeast(idle.get(), response.size(), deadline), response);
   // A request in progress when the stop begins: sent in one write behind a complete one, so
   // once the first is answered the backend has read the start of the second.
   ASSERT_TRUE(WriteAll(
       fd.get(), "GET /c HTTP/1.1\r\nHost: x\r\n\r\nGET /d HTTP/1.1\r\nHost:", deadline, &error))
       << error;
-  received.clear();
-  while (received.size() < response.size()) {
-    ssize_t n = ReadSome(fd.get(), buffer, sizeof(buffer), deadline, &error);
-    ASSERT_GT(n, 0) << error;
-    received.append(buffer, static_cast<size_t>(n));
-  }
-  EXPECT_EQ(received, response);
+  ASSERT_EQ(ReadAtLeast(fd.get(), response.size(), deadline), response);
   ASSERT_TRUE(backend->Signal(SIGTERM));
   // The listener is gone at once.
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        int errno_value = 0;
-        UniqueFd probe =
-            ConnectTcp("127.0.0.1", port, Clock::now() + seconds(1), &error, &errno_value);
-        return !probe.valid() && errno_value == ECONNREFUSED;
-      },
-      seconds(5)))
-      << error;
+  ASSERT_TRUE(ConnectsAreRefused(port, &error)) << error;
   // The idle connection is closed at once.
+  char buffer[4096];
   EXPECT_EQ(ReadSome(idle.get(), buffer, sizeof(buffer), deadline, &error), 0) << error;
   EXPECT_TRUE(backend->Running()) << "exited with a request in progress";
 
   ASSERT_TRUE(WriteAll(fd.get(), " x\r\n\r\n", deadline, &error)) << error;
-  received.clear();
-  while (true) {
-    ssize_t n = ReadSome(fd.get(), buffer, sizeof(buffer), deadline, &error);
-    ASSERT_GE(n, 0) << error << " after: " << received;
-    if (n == 0) break;
-    received.append(buffer, static_cast<size_t>(n));
-  }
-  EXPECT_EQ(received,
+  EXPECT_EQ(ReadToEof(fd.get(), deadline),
             "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 3\r\nX-Backend: "
             "b2\r\nConnection: close\r\n\r\nb2\n");
   fd.Reset();
   ASSERT_TRUE(backend->WaitExit(seconds(5)));
   EXPECT_EQ(backend->exit_code(), 0) << backend->DescribeExit();
-}
-
-// Reads until the peer's EOF; what came (a read error fails the test).
-std::string ReadToEof(int fd, Clock::time_point deadline) {
-  std::string received, error;
-  char buffer[4096];
-  while (true) {
-    ssize_t n = ReadSome(fd, buffer, sizeof(buffer), deadline, &error);
-    EXPECT_GE(n, 0) << error << " after: " << received;
-    if (n <= 0) return received;
-    received.append(buffer, static_cast<size_t>(n));
-  }
 }
 
 TEST(E2eToolsTest, BackendInLameDuckAnswersOpenConnectionsOnceAndRefusesNewOnes) {
@@ -301,26 +297,11 @@ TEST(E2eToolsTest, BackendInLameDuckAnswersOpenConnectionsOnceAndRefusesNewOnes)
     idle.push_back(ConnectTcp("127.0.0.1", port, deadline, &error));
     ASSERT_TRUE(idle.back().valid()) << error;
     ASSERT_TRUE(WriteAll(idle.back().get(), "GET / HTTP/1.1\r\nHost: x\r\n\r\n", deadline, &error));
-    std::string received;
-    char buffer[4096];
-    while (received.size() < keep_alive.size()) {
-      ssize_t n = ReadSome(idle.back().get(), buffer, sizeof(buffer), deadline, &error);
-      ASSERT_GT(n, 0) << error;
-      received.append(buffer, static_cast<size_t>(n));
-    }
-    EXPECT_EQ(received, keep_alive);
+    ASSERT_EQ(ReadAtLeast(idle.back().get(), keep_alive.size(), deadline), keep_alive);
   }
   ASSERT_TRUE(backend->Signal(SIGTERM));
   // New connects are refused at once...
-  ASSERT_TRUE(WaitUntil(
-      [&] {
-        int errno_value = 0;
-        UniqueFd probe =
-            ConnectTcp("127.0.0.1", port, Clock::now() + seconds(1), &error, &errno_value);
-        return !probe.valid() && errno_value == ECONNREFUSED;
-      },
-      seconds(5)))
-      << error;
+  ASSERT_TRUE(ConnectsAreRefused(port, &error)) << error;
   // ...while both open connections still take one request each, answered with
   // `Connection: close` and then closed.
   for (UniqueFd& fd : idle) {
