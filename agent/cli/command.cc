@@ -19,13 +19,28 @@ absl::Status CheckNoLineBreaks(absl::string_view text, absl::string_view what) {
   return absl::OkStatus();
 }
 
-// The last whitespace-separated word of `line` (escapes respected, like the master's tokenizer).
-absl::string_view LastWord(absl::string_view line) {
-  size_t end = line.size();
-  while (end > 0 && (line[end - 1] == ' ' || line[end - 1] == '\t')) --end;
-  size_t begin = end;
-  while (begin > 0 && line[begin - 1] != ' ' && line[begin - 1] != '\t') --begin;
-  return line.substr(begin, end - begin);
+bool IsBlank(char c) { return c == ' ' || c == '\t'; }
+
+// Whether HAProxy would read the lines after `line` (one command) as its payload, on any
+// version. Each reader looks for the "<<" marker its own way (src/cli.c):
+//   - 2.6, master and worker: the command ends with "<<", whatever comes before;
+//   - 3.x worker: the text after the command's last blank, escaped or not, starts with "<<";
+//   - 3.x master: the last word, read with escapes and trailing blanks skipped, starts with
+//     "<<" (then "<<PAT" ends the payload at a line "PAT", 2.9+).
+bool OpensPayload(absl::string_view line) {
+  if (absl::EndsWith(line, "<<")) return true;
+  size_t blank = line.find_last_of(" \t");
+  absl::string_view raw_last = blank == absl::string_view::npos ? line : line.substr(blank + 1);
+  if (absl::StartsWith(raw_last, "<<")) return true;
+  absl::string_view last_word;
+  for (size_t i = 0; i < line.size();) {
+    while (i < line.size() && IsBlank(line[i])) ++i;
+    if (i == line.size()) break;
+    size_t begin = i;
+    while (i < line.size() && !IsBlank(line[i])) i += line[i] == '\\' ? 2 : 1;
+    last_word = line.substr(begin, std::min(i, line.size()) - begin);
+  }
+  return absl::StartsWith(last_word, "<<");
 }
 
 }  // namespace
@@ -62,9 +77,10 @@ absl::Status ValidateCommand(const Command& command) {
           "command contains an unescaped ';', which the master treats as a second command");
     }
   }
-  if (absl::StartsWith(LastWord(line), "<<")) {
+  if (OpensPayload(line)) {
     return absl::InvalidArgumentError(
-        "command ends with '<<': payloads are attached with Command::payload");
+        "command ends with '<<' or its last word starts with it, which opens HAProxy's payload "
+        "mode: payloads are attached with Command::payload, '<' in a value is escaped");
   }
   if (command.payload.empty()) return absl::OkStatus();
   const std::string& payload = command.payload;
@@ -101,7 +117,8 @@ absl::StatusOr<std::string> EscapeWord(absl::string_view word) {
   std::string out;
   out.reserve(word.size());
   for (char c : word) {
-    if (c == '\\' || c == ' ' || c == '\t' || c == ';') out.push_back('\\');
+    // '<' so that no value can end a line with "<<" or start its last word with it (payload).
+    if (c == '\\' || c == ' ' || c == '\t' || c == ';' || c == '<') out.push_back('\\');
     out.push_back(c);
   }
   return out;

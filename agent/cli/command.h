@@ -44,15 +44,17 @@ Command ForWorker(int pid, absl::string_view command);
 Command ForWorkerWithPayload(int pid, absl::string_view command, std::string payload);
 
 // Checks the framing invariants: no LF/CR/NUL, no unescaped ';', no trailing lone backslash, no
-// `<<` last word unless a payload is attached, sizes within the limits above, payload lines
-// non-empty and free of LF/CR/NUL.
+// line that any HAProxy version would take as opening a payload (ending with "<<", or a last
+// word starting with it; Serialize appends the one marker hawk means), sizes within the limits
+// above, payload lines non-empty and free of LF/CR/NUL.
 absl::Status ValidateCommand(const Command& command);
 
 // The bytes written to the socket for `command`, including the LF(s).
 std::string Serialize(const Command& command);
 
-// Escapes a word for the worker CLI's tokenizer: '\\', ' ', '\t' and ';' get a backslash. Fails on
-// bytes that cannot be escaped (LF, CR, NUL).
+// Escapes a word for the worker CLI's tokenizer: '\\', ' ', '\t', ';' and '<' get a backslash
+// (the worker drops a backslash before any byte but another backslash). Fails on bytes that
+// cannot be escaped (LF, CR, NUL).
 absl::StatusOr<std::string> EscapeWord(absl::string_view word);
 
 }  // namespace hawk::cli

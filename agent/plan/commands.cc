@@ -31,18 +31,18 @@ const char* StateWord(model::ServerState state) {
 }
 
 absl::StatusOr<std::string> ServerCommandText(const Action& action) {
-  ASSIGN_OR_RETURN(std::string backend, EscapeArgument(action.backend));
-  ASSIGN_OR_RETURN(std::string server, EscapeArgument(action.server));
+  ASSIGN_OR_RETURN(std::string backend, cli::EscapeWord(action.backend));
+  ASSIGN_OR_RETURN(std::string server, cli::EscapeWord(action.server));
   std::string text = absl::StrCat("set server ", backend, "/", server);
   switch (action.kind) {
     case ActionKind::kSetAddress: {
-      ASSIGN_OR_RETURN(std::string address, EscapeArgument(action.address));
+      ASSIGN_OR_RETURN(std::string address, cli::EscapeWord(action.address));
       absl::StrAppend(&text, " addr ", address);
       if (action.port) absl::StrAppend(&text, " port ", *action.port);
       return text;
     }
     case ActionKind::kSetFqdn: {
-      ASSIGN_OR_RETURN(std::string fqdn, EscapeArgument(action.fqdn));
+      ASSIGN_OR_RETURN(std::string fqdn, cli::EscapeWord(action.fqdn));
       absl::StrAppend(&text, " fqdn ", fqdn);
       return text;
     }
@@ -120,9 +120,9 @@ absl::StatusOr<cli::Command> AddMapWordsCommand(int pid, absl::string_view map,
         "an empty value can only be sent in a payload, which this key cannot go in (space, "
         "tab or leading '#')");
   }
-  absl::StatusOr<std::string> escaped_key = EscapeArgument(key);
+  absl::StatusOr<std::string> escaped_key = cli::EscapeWord(key);
   if (!escaped_key.ok()) return error(escaped_key.status().message());
-  absl::StatusOr<std::string> escaped_value = EscapeArgument(value);
+  absl::StatusOr<std::string> escaped_value = cli::EscapeWord(value);
   if (!escaped_value.ok()) return error(escaped_value.status().message());
   cli::Command command =
       cli::ForWorker(pid, absl::StrCat("add map ", target, " ", *escaped_key, " ", *escaped_value));
@@ -159,7 +159,7 @@ absl::StatusOr<cli::Command> AclPatternCommand(int pid, absl::string_view verb,
                                                    ": pattern ", Short(pattern), ": ", problem));
   };
   if (pattern.empty()) return error("an empty pattern cannot be sent");
-  absl::StatusOr<std::string> escaped = EscapeArgument(pattern);
+  absl::StatusOr<std::string> escaped = cli::EscapeWord(pattern);
   if (!escaped.ok()) return error(escaped.status().message());
   cli::Command command = cli::ForWorker(pid, absl::StrCat(verb, " acl ", target, " ", *escaped));
   if (command.line.size() > cli::kMaxLineBytes) {
@@ -188,13 +188,13 @@ absl::StatusOr<cli::Command> MapWordCommand(int pid, absl::string_view verb, abs
         absl::StrCat(verb, " map ", map, " on worker ", pid, ": key ", Short(key), ": ", problem));
   };
   if (key.empty()) return error("an empty key cannot be sent");
-  absl::StatusOr<std::string> escaped_key = EscapeArgument(key);
+  absl::StatusOr<std::string> escaped_key = cli::EscapeWord(key);
   if (!escaped_key.ok()) return error(escaped_key.status().message());
   std::string text = absl::StrCat(verb, " map ", target, " ", *escaped_key);
   if (verb == "set") {
     // A CLI word cannot be empty: the planner sends an empty value as del + add (payload).
     if (value.empty()) return error("an empty value cannot be set with `set map`");
-    absl::StatusOr<std::string> escaped_value = EscapeArgument(value);
+    absl::StatusOr<std::string> escaped_value = cli::EscapeWord(value);
     if (!escaped_value.ok()) return error(escaped_value.status().message());
     absl::StrAppend(&text, " ", *escaped_value);
   }
@@ -224,18 +224,6 @@ bool IsPayloadSafeValue(absl::string_view value) {
   return true;
 }
 
-absl::StatusOr<std::string> EscapeArgument(absl::string_view word) {
-  ASSIGN_OR_RETURN(std::string escaped, cli::EscapeWord(word));
-  // EscapeWord leaves '<' alone, so every '<' in its output is a literal one.
-  std::string out;
-  out.reserve(escaped.size());
-  for (char c : escaped) {
-    if (c == '<') out.push_back('\\');
-    out.push_back(c);
-  }
-  return out;
-}
-
 std::vector<cli::Command> ServerCommands(int pid, const Action& action) {
   if (!IsServerAction(action.kind)) return {};
   absl::StatusOr<std::string> text = ServerCommandText(action);
@@ -247,7 +235,7 @@ std::vector<cli::Command> ServerCommands(int pid, const Action& action) {
 
 absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
                                                 absl::string_view key, absl::string_view value) {
-  ASSIGN_OR_RETURN(std::string target, EscapeArgument(map));
+  ASSIGN_OR_RETURN(std::string target, cli::EscapeWord(map));
   if (IsPayloadSafeKey(key) && IsPayloadSafeValue(value) && value.empty()) {
     // The only form that carries an empty value: the payload line "key ".
     cli::Command command =
@@ -259,7 +247,7 @@ absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
 }
 
 absl::StatusOr<cli::Command> EntryCommand(int pid, const Action& action) {
-  ASSIGN_OR_RETURN(std::string target, EscapeArgument(action.map_or_acl));
+  ASSIGN_OR_RETURN(std::string target, cli::EscapeWord(action.map_or_acl));
   const std::string& name = action.map_or_acl;
   switch (action.kind) {
     case ActionKind::kSetMapEntry:
@@ -281,7 +269,7 @@ absl::StatusOr<cli::Command> EntryCommand(int pid, const Action& action) {
 
 cli::Command PrepareCommand(int pid, const Action& action) {
   absl::StatusOr<absl::string_view> kind = PatternKind(action);
-  absl::StatusOr<std::string> name = EscapeArgument(action.map_or_acl);
+  absl::StatusOr<std::string> name = cli::EscapeWord(action.map_or_acl);
   if (!kind.ok() || !name.ok() || name->empty()) return cli::Command{};
   cli::Command command = cli::ForWorker(pid, absl::StrCat("prepare ", *kind, " ", *name));
   if (!cli::ValidateCommand(command).ok()) return cli::Command{};
@@ -299,7 +287,7 @@ absl::StatusOr<std::vector<cli::Command>> TransactionCommands(int pid, const Act
     return absl::InvalidArgumentError(
         absl::StrCat(kind, " ", action.map_or_acl, ": replace without content"));
   }
-  absl::StatusOr<std::string> name = EscapeArgument(action.map_or_acl);
+  absl::StatusOr<std::string> name = cli::EscapeWord(action.map_or_acl);
   if (!name.ok() || name->empty()) {
     return absl::InvalidArgumentError(
         absl::StrCat(kind, " name ", Short(action.map_or_acl), " cannot be sent on a CLI line"));

@@ -5,10 +5,9 @@
 //
 // Escaping: the master passes escapes through unchanged; the worker splits a line into words on
 // unescaped spaces and tabs and then drops every backslash that escapes a byte (`\x` → x,
-// `\\` → \). Words go through cli::EscapeWord (space, tab, ';', '\' escaped) and, on top, every
-// '<' is escaped: 2.6 starts a payload when a line merely ends with "<<" (`add map m k a<<` hangs
-// waiting for one, seen on 2.6.12) and 2.9+ when its last word starts with "<<", so no word may
-// show a bare "<<".
+// `\\` → \). Words go through cli::EscapeWord (space, tab, ';', '\' and '<' escaped): 2.6 starts
+// a payload when a line merely ends with "<<" (`add map m k a<<` hangs waiting for one, seen on
+// 2.6.12) and 2.9+ when its last word starts with "<<", so no word may show a bare "<<".
 //
 // Map transactions (2.4+; each worker numbers its own versions): `prepare map <name>` answers
 // "New version created: N"; then TransactionCommands adds the entries to version N and commits
@@ -78,9 +77,8 @@ absl::StatusOr<cli::Command> EntryCommand(int pid, const Action& action);
 absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
                                                 absl::string_view key, absl::string_view value);
 
-// The payload-safety rules above, and the escaping of one CLI word.
+// The payload-safety rules above.
 bool IsPayloadSafeKey(absl::string_view key);
 bool IsPayloadSafeValue(absl::string_view value);
-absl::StatusOr<std::string> EscapeArgument(absl::string_view word);
 
 }  // namespace hawk::plan

@@ -44,6 +44,14 @@ TEST(CommandTest, HostileLinesAreRejected) {
       "@!1 show info \\",
       "@!1 add map /m.map <<",
       "@!1 add map /m.map <<EOF",
+      // Lines that open a payload on some version without a payload attached: the master and
+      // the worker would then take the next lines (hawk's next commands) as payload.
+      "@!1 show map /tmp/x<<",       // 2.6: a line that ends with "<<"
+      "@!1 set map /m k v<<",        // 2.6
+      "@!1 add acl /a foo\\ <<x",  // 3.x worker: the last word after a blank, escaped or not
+      "@!1 add acl /a <<\\ x",     // 3.x master: the last word, escapes respected
+      "@!1 add acl /a <<\t",        // 3.x master: trailing blanks are skipped
+      "@!1 add acl /a <<  ",
   };
   for (const char* line : hostile) {
     EXPECT_FALSE(ValidateCommand(Command::Master(line)).ok()) << line;
@@ -111,6 +119,17 @@ TEST(CommandTest, EscapeWord) {
   EXPECT_FALSE(EscapeWord(std::string("a\0b", 3)).ok());
   std::string escaped = *EscapeWord("x; reload");
   EXPECT_TRUE(ValidateCommand(Command::Master("@!1 set map /m k " + escaped)).ok());
+}
+
+// '<' is escaped (HAProxy drops the backslash before any byte but a backslash), so no value can
+// end a line with "<<" or start its last word with "<<", on any version.
+TEST(CommandTest, EscapedValuesNeverOpenAPayload) {
+  EXPECT_EQ(*EscapeWord("v<<"), "v\\<\\<");
+  for (const char* value : {"v<<", "<<", "<<EOF", "a <<", "a\t<<x", "<< ", "x<<<"}) {
+    std::string escaped = *EscapeWord(value);
+    EXPECT_TRUE(ValidateCommand(Command::Master("@!1 set map /m k " + escaped)).ok()) << value;
+    EXPECT_TRUE(ValidateCommand(Command::Master("@!1 add acl /a " + escaped)).ok()) << value;
+  }
 }
 
 }  // namespace
