@@ -44,7 +44,8 @@ bool IsIdentifierByte(unsigned char c) {
 bool IsPrintableNoSpace(unsigned char c) { return c > 0x20 && c < 0x7F; }
 
 bool IsFilePathByte(unsigned char c) {
-  return IsPrintableNoSpace(c) && c != ';' && c != '\\' && c != '#' && c != '"' && c != '\'';
+  return IsPrintableNoSpace(c) && c != ';' && c != '\\' && c != '#' && c != '<' && c != '"' &&
+         c != '\'';
 }
 
 // Why `s` is not an RFC 1123 hostname, or "" if it is one.
@@ -101,7 +102,8 @@ absl::Status CheckVersion(absl::string_view s, const json::Path& path) {
   return absl::OkStatus();
 }
 
-// Map and ACL names go unescaped into CLI lines, so only bytes with no meaning to the tokenizer.
+// Map and ACL names go unescaped into CLI lines, so only bytes with no meaning to the tokenizer
+// ('<': a name ending in "<<" would open HAProxy's payload mode).
 absl::Status CheckFilePath(absl::string_view s, const json::Path& path) {
   RETURN_IF_ERROR(CheckLength(s, path, kMaxFilePathBytes));
   if (s[0] != '/') {
@@ -111,8 +113,8 @@ absl::Status CheckFilePath(absl::string_view s, const json::Path& path) {
   size_t bad = FindDisallowed(s, IsFilePathByte);
   if (bad != absl::string_view::npos) {
     return json::Error(
-        path, absl::StrCat("must be a file path of printable ASCII without spaces, ';', '\\', '#' "
-                           "or quotes, got ",
+        path, absl::StrCat("must be a file path of printable ASCII without spaces, ';', '\\', '#', "
+                           "'<' or quotes, got ",
                            Quote(s), " (", BadByte(s, bad), ")"));
   }
   return absl::OkStatus();

@@ -6,10 +6,10 @@
 //   - LF, CR and NUL are refused everywhere (no escape can carry them on a CLI line);
 //   - identifiers (backend and server names) are HAProxy names, [A-Za-z0-9_.:-]: one CLI word
 //     that cannot start a prefix (`@`) or a reference (`#`);
-//   - map and ACL names are absolute file paths without spaces, ';', '\', '#' or quotes, so they
-//     go unescaped into lines and never start with '@';
-//   - keys, values and patterns may hold spaces, tabs, ';' and backslashes: the command builder
-//     escapes them (cli::EscapeWord).
+//   - map and ACL names are absolute file paths without spaces, ';', '\', '#', '<' or quotes,
+//     so they go unescaped into lines, never start with '@' and never open a payload ("<<");
+//   - keys, values and patterns may hold spaces, tabs, ';', '<' and backslashes: the command
+//     builder escapes them (cli::EscapeWord).
 
 #include <cstddef>
 

@@ -428,7 +428,7 @@ std::vector<HostileCase> HostileCorpus() {
 
       // Map and ACL names go unescaped into CLI lines.
       {"map space", Map(R"("name":"/a b")"), "maps[0].name",
-       kFilePath + R"(, ';', '\', '#' or quotes, got "/a b" (byte space at offset 2))"},
+       kFilePath + R"(, ';', '\', '#', '<' or quotes, got "/a b" (byte space at offset 2))"},
       {"map ;", Map(R"("name":"/a;b")"), "maps[0].name", "(byte ';' at offset 2)"},
       {"map LF", Map(R"("name":"/a\nb")"), "maps[0].name", "(byte 0x0a at offset 2)"},
       {"map NUL", Map(R"("name":"/a\u0000")"), "maps[0].name", "(byte 0x00 at offset 2)"},
@@ -438,6 +438,13 @@ std::vector<HostileCase> HostileCorpus() {
       {"map quote", Map(R"("name":"/a\"b")"), "maps[0].name", "(byte '\"' at offset 2)"},
       {"map apostrophe", Map(R"("name":"/a'b")"), "maps[0].name", "(byte ''' at offset 2)"},
       {"map UTF-8", Map(R"("name":"/é")"), "maps[0].name", "(byte 0xc3 at offset 1)"},
+      // `<<` at the end of a line opens HAProxy 2.6's payload mode, at the start of the last
+      // word 3.x's: a name sent as `show map <name>` must never end a line that way.
+      {"map payload opener", Map(R"("name":"/tmp/x<<")"), "maps[0].name",
+       "(byte '<' at offset 6)"},
+      {"map custom payload opener", Map(R"("name":"/<<EOF")"), "maps[0].name",
+       "(byte '<' at offset 1)"},
+      {"acl payload opener", Acl(R"("name":"/a<<")"), "acls[0].name", "(byte '<' at offset 2)"},
       {"map relative", Map(R"("name":"hosts.map")"), "maps[0].name",
        R"(must be an absolute file path starting with '/', got "hosts.map")"},
       {"map reference", Map(R"("name":"#1")"), "maps[0].name", "must be an absolute file path"},
