@@ -7,6 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "agent/base/status_macros.h"
 #include "agent/parse/maps.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_sess.h"
@@ -248,24 +249,48 @@ absl::StatusOr<plan::ObservedWorker> ObservedFromReplies(
                           absl::StrCat("observe backend ", *name, ": ", b.status().message()));
     observed.backends[*name] = *std::move(b);
   }
-  for (const auto& [name, table] : model::SortedByName(desired.maps)) {
-    absl::StatusOr<absl::string_view> text = reply(absl::StrCat("map ", *name));
+  // A table is present only where the worker's listing names it: an empty `show map <name>`
+  // reply reads as an empty table, and must never make a table the worker lacks look held.
+  auto listed = [&](bool acl) -> absl::StatusOr<absl::flat_hash_set<std::string>> {
+    absl::StatusOr<absl::string_view> text = reply(acl ? "the acl listing" : "the map listing");
     if (!text.ok()) return text.status();
-    absl::StatusOr<plan::ObservedTable> m = plan::MapFromReply(*text);
-    if (!m.ok())
-      return absl::Status(m.status().code(),
-                          absl::StrCat("observe map ", *name, ": ", m.status().message()));
-    observed.maps[*name] = *std::move(m);
-  }
-  for (const auto& [name, table] : model::SortedByName(desired.acls)) {
-    absl::StatusOr<absl::string_view> text = reply(absl::StrCat("acl ", *name));
-    if (!text.ok()) return text.status();
-    absl::StatusOr<plan::ObservedTable> a = plan::AclFromReply(*text);
-    if (!a.ok())
-      return absl::Status(a.status().code(),
-                          absl::StrCat("observe acl ", *name, ": ", a.status().message()));
-    observed.acls[*name] = *std::move(a);
-  }
+    absl::StatusOr<std::vector<parse::PatternRefInfo>> refs =
+        acl ? parse::ParseAclList(*text) : parse::ParseMapList(*text);
+    if (!refs.ok()) {
+      return absl::Status(
+          refs.status().code(),
+          absl::StrCat("observe ", acl ? "`show acl`: " : "`show map`: ", refs.status().message()));
+    }
+    absl::flat_hash_set<std::string> files;
+    for (const parse::PatternRefInfo& ref : *refs) files.insert(ref.file);
+    return files;
+  };
+  auto tables = [&](bool acl, const auto& desired_tables,
+                    absl::flat_hash_map<std::string, plan::ObservedTable>* out) -> absl::Status {
+    if (desired_tables.empty()) return absl::OkStatus();
+    absl::StatusOr<absl::flat_hash_set<std::string>> files = listed(acl);
+    if (!files.ok()) return files.status();
+    const char* kind = acl ? "acl " : "map ";
+    for (const auto& [name, table] : model::SortedByName(desired_tables)) {
+      absl::StatusOr<absl::string_view> text = reply(absl::StrCat(kind, *name));
+      if (!text.ok()) return text.status();
+      absl::StatusOr<plan::ObservedTable> t =
+          acl ? plan::AclFromReply(*text) : plan::MapFromReply(*text);
+      if (!t.ok()) {
+        return absl::Status(t.status().code(),
+                            absl::StrCat("observe ", kind, *name, ": ", t.status().message()));
+      }
+      if (!files->contains(*name)) {
+        t->present = false;
+        t->entries = model::StringTable();
+        t->lines = model::StringTable();
+      }
+      (*out)[*name] = *std::move(t);
+    }
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(tables(false, desired.maps, &observed.maps));
+  RETURN_IF_ERROR(tables(true, desired.acls, &observed.acls));
   return observed;
 }
 
@@ -286,16 +311,31 @@ absl::StatusOr<int64_t> CountSessionsOnStaleServers(absl::string_view show_sess,
   return count;
 }
 
+namespace {
+
+// `@!<pid> <command> <name>`, the name escaped like every word hawk sends. A name no escape can
+// carry (validation refuses those) gives an empty line, which the client refuses: nothing wrong
+// is ever sent.
+cli::Command ShowCommand(int pid, absl::string_view command, absl::string_view name) {
+  absl::StatusOr<std::string> escaped = cli::EscapeWord(name);
+  if (!escaped.ok()) return cli::Command{};
+  return cli::ForWorker(pid, absl::StrCat(command, " ", *escaped));
+}
+
+}  // namespace
+
 std::vector<cli::Command> ObservationCommands(const model::DesiredState& desired, int pid) {
   std::vector<cli::Command> commands;
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show servers state ", *name)));
+    commands.push_back(ShowCommand(pid, "show servers state", *name));
   }
+  if (!desired.maps.empty()) commands.push_back(cli::ForWorker(pid, "show map"));
   for (const auto& [name, table] : model::SortedByName(desired.maps)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show map ", *name)));
+    commands.push_back(ShowCommand(pid, "show map", *name));
   }
+  if (!desired.acls.empty()) commands.push_back(cli::ForWorker(pid, "show acl"));
   for (const auto& [name, table] : model::SortedByName(desired.acls)) {
-    commands.push_back(cli::ForWorker(pid, absl::StrCat("show acl ", *name)));
+    commands.push_back(ShowCommand(pid, "show acl", *name));
   }
   return commands;
 }

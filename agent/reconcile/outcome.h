@@ -83,15 +83,17 @@ absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& se
 // The command as an operator would type it on the worker: without the `@!<pid> ` prefix.
 std::string WithoutPrefix(const cli::Command& command);
 
-// The replies to the observation of `desired` (`show servers state <be>` per backend, `show map`
-// per map, `show acl` per ACL, in the sorted order of each) as an ObservedWorker. An error when a
-// reply says nothing about its object (the worker is gone, the connection closed).
+// The replies to the observation of `desired` (ObservationCommands) as an ObservedWorker. A map
+// or ACL is present only when the worker's listing names it, whatever its own reply says (an
+// empty reply reads as an empty table). An error when a reply says nothing about its object (the
+// worker is gone, the connection closed) or a listing does not parse.
 absl::StatusOr<plan::ObservedWorker> ObservedFromReplies(const model::DesiredState& desired,
                                                          const std::vector<CommandResult>& results);
 
 // The commands that observe `desired` on worker `pid` in full: `show servers state <be>` per
-// backend, `show map <m>` per map, `show acl <a>` per ACL, each kind in sorted order (the order
-// ObservedFromReplies reads them in).
+// backend; with maps, the listing `show map` then `show map <m>` per map; with ACLs, `show acl`
+// then `show acl <a>` per ACL; each kind in sorted order (the order ObservedFromReplies reads
+// them in). Names are escaped (cli::EscapeWord).
 std::vector<cli::Command> ObservationCommands(const model::DesiredState& desired, int pid);
 
 // A seed with written tables first lists the worker's maps and ACLs: `show map`, `show acl`.

@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
@@ -342,6 +343,10 @@ TEST_F(StateTest, InvalidAndHostileInputChangesNothing) {
                     R"(","entries":[{"key":"a","value":"b\u0000c"}]}]})"),
        "maps[0].entries[0].value"},
       {R"({"version":"x","maps":[{"name":"/etc/x.map; reload","entries":[]}]})", "maps[0].name"},
+      // A name ending in "<<" sent as `show map <name>` opened 2.6's payload mode and stalled
+      // every later batch for that worker.
+      {R"({"version":"x","maps":[{"name":"/tmp/x<<","entries":[]}]})", "maps[0].name"},
+      {R"({"version":"x","acls":[{"name":"/tmp/x<<EOF","patterns":[]}]})", "acls[0].name"},
       {R"({"version":"x","acls":[{"name":"/etc/x.acl","patterns":["1.2.3.4\r\nreload"]}]})",
        "acls[0].patterns[0]"},
       {R"({"version":"x","bogus":1})", "bogus"},
@@ -371,6 +376,62 @@ TEST_F(StateTest, InvalidAndHostileInputChangesNothing) {
   EXPECT_EQ(srv1_after.weight, srv1_before.weight);
   EXPECT_EQ(Map(worker, dir_.File("hosts.map")), map_before);
   EXPECT_EQ(Cli(worker, "show servers state be_app").find("shutdown"), std::string::npos);
+}
+
+// Payload markers in values reach the worker as text and never open a payload; a table the
+// worker does not have is reported stale, never in sync; the next push is not held up.
+TEST_F(StateTest, PayloadMarkersAreTextAndAMissingTableIsNeverInSync) {
+  // blocked.acl holds addresses: a string ACL for patterns with "<<".
+  std::string acl = dir_.File("paths.acl");
+  WriteFile(acl, "");
+  std::string config = StateHaproxyConfig(dir_, frontend_port_, backend_a_->port());
+  std::string deny = "    http-request deny if { src -f " + dir_.File("blocked.acl") + " }\n";
+  ASSERT_NE(config.find(deny), std::string::npos);
+  config.insert(config.find(deny), "    http-request deny if { path -f " + acl + " }\n");
+  haproxy_ = std::make_unique<HaproxyProcess>(dir_, config);
+  Result started = haproxy_->Start();
+  ASSERT_TRUE(started) << started.error;
+  StartHawk();
+  int worker = haproxy_->CurrentWorkerPid();
+  std::string map = dir_.File("hosts.map");
+  std::string missing = dir_.File("none.map");  // HAProxy loaded no such map
+  HttpResult put = hawk_->Put(
+      "/v1/state",
+      absl::StrCat(R"({"version":"v1","maps":[{"name":")", map,
+                   R"(","entries":[{"key":"k1","value":"v<<"},{"key":"<<k2","value":"<<EOF"},)",
+                   R"({"key":"k3","value":"a <<"}]},{"name":")", missing,
+                   R"(","entries":[]}],"acls":[{"name":")", acl,
+                   R"(","patterns":["p<<","<<x"]}]})"));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_NE(put.body.find("\"result\":\"PARTIAL\""), std::string::npos) << put.body;
+  EXPECT_NE(put.body.find("worker has no map " + missing), std::string::npos) << put.body;
+  EXPECT_EQ(Map(worker, map), (std::vector<std::string>{"<<k2 <<EOF", "k1 v<<", "k3 a <<"}));
+  std::string patterns = Cli(worker, "show acl " + acl);
+  EXPECT_NE(patterns.find(" p<<\n"), std::string::npos) << patterns;
+  EXPECT_NE(patterns.find(" <<x\n"), std::string::npos) << patterns;
+  WorkersView view = hawk_->Workers();
+  ASSERT_EQ(view.workers.size(), 1u) << view.raw;
+  EXPECT_FALSE(view.workers[0].in_sync) << view.raw;
+  EXPECT_THAT(view.workers[0].stale_objects, ::testing::Contains("map/" + missing)) << view.raw;
+
+  // Per-entry commands carry the markers too, and nothing is left waiting on the worker.
+  HttpResult patch = hawk_->Patch(
+      "/v1/state", absl::StrCat(R"({"version":"v2","upsert":{"maps":[{"name":")", map,
+                                R"(","entries":[{"key":"k4","value":"w<<"}]}],"acls":[{"name":")",
+                                acl, R"(","patterns":["q<<"]}]}})"));
+  ASSERT_EQ(patch.status, 200) << patch.body;
+  EXPECT_NE(patch.body.find("\"result\":\"PARTIAL\""), std::string::npos) << patch.body;
+  EXPECT_EQ(patch.body.find("retrying"), std::string::npos) << patch.body;
+  EXPECT_EQ(Map(worker, map),
+            (std::vector<std::string>{"<<k2 <<EOF", "k1 v<<", "k3 a <<", "k4 w<<"}));
+  EXPECT_NE(Cli(worker, "show acl " + acl).find(" q<<\n"), std::string::npos);
+  HttpResult drop =
+      hawk_->Patch("/v1/state", absl::StrCat(R"({"version":"v3","remove":{"maps":[{"name":")",
+                                             missing, R"(","whole":true}]}})"));
+  ASSERT_EQ(drop.status, 200) << drop.body;
+  EXPECT_NE(drop.body.find("\"result\":\"APPLIED\""), std::string::npos) << drop.body;
+  EXPECT_TRUE(WaitUntil([&] { return hawk_->Workers().workers.at(0).in_sync; }, seconds(5)))
+      << hawk_->Workers().raw;
 }
 
 // (f)

@@ -223,8 +223,11 @@ class SimWorker {
       if (args[0] == "show" && args[1] == "servers" && args[2] == "state") {
         return ShowServersState(args[3]);
       }
-      if (args[0] == "show" && args[1] == "map") return ShowMap(args[2]);
-      if (args[0] == "show" && args[1] == "acl") return ShowAcl(args[2]);
+      if (args[0] == "show" && (args[1] == "map" || args[1] == "acl")) {
+        bool is_map = args[1] == "map";
+        if (args[2].empty()) return ShowList(is_map ? maps_ : acls_, is_map);
+        return is_map ? ShowMap(args[2]) : ShowAcl(args[2]);
+      }
     }
     std::string reply = Execute(command);
     return reply.empty() ? "\n" : absl::StrCat(reply, "\n\n");
@@ -548,6 +551,27 @@ class SimWorker {
     ref.current = std::move(prepared->second);
     ref.prepared.clear();  // a commit drops the older versions
     return "";
+  }
+
+  // The listing, `show map` / `show acl` without a name, as 2.6 to 3.4 print it (src/map.c):
+  //   # id (file) description
+  //   2 (/etc/h.map) pattern loaded from file '/etc/h.map' used by map at file 'h.cfg' line 10.
+  //   curr_ver=0 next_ver=0 entry_cnt=1   (one line)
+  static std::string ShowList(const absl::flat_hash_map<std::string, SimPatternRef>& refs,
+                              bool is_map) {
+    std::vector<std::string> names;
+    for (const auto& [name, ref] : refs) names.push_back(name);
+    std::sort(names.begin(), names.end());
+    std::string out = "# id (file) description\n";
+    for (size_t i = 0; i < names.size(); ++i) {
+      const SimPatternRef& ref = refs.at(names[i]);
+      absl::StrAppend(&out, i + 1, " (", names[i], ") pattern loaded from file '", names[i],
+                      "' used by ", is_map ? "map" : "acl", " at file 'haproxy.cfg' line ", i + 10,
+                      ". curr_ver=0 next_ver=", ref.next_version, " entry_cnt=", ref.current.size(),
+                      "\n");
+    }
+    out.push_back('\n');
+    return out;
   }
 
   static std::string Show(const absl::flat_hash_map<std::string, SimPatternRef>& refs,

@@ -319,12 +319,15 @@ TEST(ObservedFromRepliesTest, FixtureReplies) {
                                     .Acl("/etc/haproxy/blocked.acl", {"10.0.0.0/8"});
   for (absl::string_view version : kVersions) {
     SCOPED_TRACE(version);
-    // In the sorted order of each: backends, then maps, then ACLs.
+    // In the sorted order of each: backends, then the map listing and maps, then the ACL
+    // listing and ACLs.
     std::vector<CommandResult> results = {
         ReadFixture(version, "worker_show_servers_state_be_app.txt"),
         std::string("Can't find backend.\n\n"),
+        ReadFixture(version, "worker_show_map_list.txt"),
         ReadFixture(version, "worker_show_map_entries.txt"),
         std::string(kUnknownMap),
+        ReadFixture(version, "worker_show_acl_list.txt"),
         std::string("0x55d0c1f2a010 10.0.0.0/8\n0x55d0c1f2a0a0 192.168.0.0/16\n\n"),
     };
     absl::StatusOr<plan::ObservedWorker> observed = ObservedFromReplies(desired, results);
@@ -341,11 +344,11 @@ TEST(ObservedFromRepliesTest, FixtureReplies) {
               plan::testing::Patterns({"10.0.0.0/8", "192.168.0.0/16"}));
 
     // A reply that says nothing about its object: the worker is gone.
-    results[2] = ReadFixture(version, "err_unknown_pid.txt");
+    results[3] = ReadFixture(version, "err_unknown_pid.txt");
     absl::Status gone = ObservedFromReplies(desired, results).status();
     EXPECT_TRUE(absl::IsNotFound(gone)) << gone;
     EXPECT_THAT(gone.message(), HasSubstr("observe map /etc/haproxy/hosts.map"));
-    results[2] = absl::UnavailableError("connection closed");
+    results[3] = absl::UnavailableError("connection closed");
     gone = ObservedFromReplies(desired, results).status();
     EXPECT_TRUE(absl::IsUnavailable(gone)) << gone;
     EXPECT_THAT(gone.message(), HasSubstr("connection closed"));
@@ -355,11 +358,43 @@ TEST(ObservedFromRepliesTest, FixtureReplies) {
     results.pop_back();
     results.pop_back();
     EXPECT_FALSE(ObservedFromReplies(desired, results).ok());
+    // A listing that does not parse says nothing about the tables.
+    EXPECT_FALSE(ObservedFromReplies(Desired().Map("/m", {}),
+                                     {std::string("garbage\n\n"), std::string("\n")})
+                     .ok());
   }
   // Nothing desired: nothing to read.
   absl::StatusOr<plan::ObservedWorker> none = ObservedFromReplies(model::DesiredState{}, {});
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(*none, plan::ObservedWorker{});
+}
+
+// An empty `show map <name>` reply reads as an empty table; only the listing tells a table the
+// worker lacks (a lost or garbled reply: 2.6 once answered nothing for a name ending in "<<")
+// from an empty one. Such a table is absent, so the worker is never reported in sync with it.
+TEST(ObservedFromRepliesTest, ATableTheListingLacksIsAbsentWhateverItsReplySays) {
+  model::DesiredState desired =
+      Desired().Map("/etc/haproxy/hosts.map", {}).Map("/tmp/x.map", {}).Acl("/tmp/x.acl", {});
+  for (absl::string_view version : kVersions) {
+    SCOPED_TRACE(version);
+    std::vector<CommandResult> results = {
+        ReadFixture(version, "worker_show_map_list.txt"),  // lists /etc/haproxy/hosts.map only
+        std::string("\n"),                                 // hosts.map: empty
+        std::string("\n"),                                 // /tmp/x.map: empty too
+        ReadFixture(version, "worker_show_acl_list.txt"),  // no /tmp/x.acl
+        std::string("\n"),
+    };
+    absl::StatusOr<plan::ObservedWorker> observed = ObservedFromReplies(desired, results);
+    ASSERT_TRUE(observed.ok()) << observed.status();
+    EXPECT_TRUE(observed->maps.at("/etc/haproxy/hosts.map").present);
+    EXPECT_FALSE(observed->maps.at("/tmp/x.map").present);
+    EXPECT_FALSE(observed->acls.at("/tmp/x.acl").present);
+    plan::Plan plan = plan::PlanWorker(desired, *observed, {});
+    std::vector<std::string> stale;
+    for (const plan::StaleItem& item : plan.stale) stale.push_back(item.object + " " + item.reason);
+    EXPECT_THAT(stale, ElementsAre("map//tmp/x.map worker has no map /tmp/x.map",
+                                   "acl//tmp/x.acl worker has no acl /tmp/x.acl"));
+  }
 }
 
 TEST(CountSessionsOnStaleServersTest, ShowSessFixtures) {
@@ -395,10 +430,10 @@ TEST(ObservationCommandsTest, InTheOrderObservedFromRepliesReadsThem) {
   for (const cli::Command& command : ObservationCommands(desired, 42)) {
     lines.push_back(command.line);
   }
-  EXPECT_THAT(lines,
-              ElementsAre("@!42 show servers state be_a", "@!42 show servers state be_b",
-                          "@!42 show map /etc/haproxy/a.map", "@!42 show map /etc/haproxy/z.map",
-                          "@!42 show acl /etc/haproxy/blocked.acl"));
+  EXPECT_THAT(lines, ElementsAre("@!42 show servers state be_a", "@!42 show servers state be_b",
+                                 "@!42 show map", "@!42 show map /etc/haproxy/a.map",
+                                 "@!42 show map /etc/haproxy/z.map", "@!42 show acl",
+                                 "@!42 show acl /etc/haproxy/blocked.acl"));
   EXPECT_THAT(ObservationCommands(model::DesiredState{}, 42), IsEmpty());
   std::vector<cli::Command> listing = TableListingCommands(7);
   ASSERT_EQ(listing.size(), 2u);
