@@ -9,33 +9,13 @@
 #include "absl/strings/strip.h"
 #include "agent/base/log.h"
 #include "agent/cli/line_replies.h"
+#include "agent/cli/wire.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_info.h"
 
 namespace hawk::cli {
 namespace {
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
-
-// `@!<pid> <rest>` → pid and rest; false for any other line.
-bool SplitWorkerPrefix(absl::string_view line, int* pid, absl::string_view* rest) {
-  if (!absl::ConsumePrefix(&line, "@!")) return false;
-  size_t space = line.find(' ');
-  if (space == absl::string_view::npos || !absl::SimpleAtoi(line.substr(0, space), pid)) {
-    return false;
-  }
-  *rest = line.substr(space + 1);
-  return true;
-}
-
-// A batch is sent as segments, in order: a run of commands pipelined one line each, or one whole
-// line (`@@!<pid> c1; c2; …`) that is alone in flight.
-struct Segment {
-  size_t begin = 0;
-  size_t end = 0;      // commands[begin, end)
-  bool whole = false;  // one `@@!<pid>` line
-  int pid = 0;         // whole: the worker
-};
-
 }  // namespace
 
 struct MasterClient::Batch {
@@ -247,62 +227,6 @@ void MasterClient::OnHandshakeSlow(Connection* conn) {
   });
 }
 
-namespace {
-
-// The batch's segments: with whole lines, runs of plain `@!<pid>` commands for one worker become
-// `@@!<pid>` lines of at most kMaxLineBytes; everything else is pipelined one command per line.
-std::vector<Segment> Segments(const std::vector<Command>& commands, bool whole_lines) {
-  std::vector<Segment> out;
-  auto pipelined = [&out](size_t i) {
-    if (out.empty() || out.back().whole) out.push_back(Segment{i, i, false, 0});
-    out.back().end = i + 1;
-  };
-  size_t line_bytes = 0;
-  for (size_t i = 0; i < commands.size(); ++i) {
-    const Command& command = commands[i];
-    int pid = 0;
-    absl::string_view rest;
-    bool plain = whole_lines && command.payload.empty() && !command.closes_connection &&
-                 SplitWorkerPrefix(command.line, &pid, &rest);
-    if (!plain) {
-      pipelined(i);
-      continue;
-    }
-    // "@@!<pid> " + c1 + "; " + c2 …
-    size_t prefix = command.line.size() - rest.size() + 1;
-    bool joins = !out.empty() && out.back().whole && out.back().pid == pid &&
-                 line_bytes + 2 + rest.size() <= kMaxLineBytes;
-    if (joins) {
-      out.back().end = i + 1;
-      line_bytes += 2 + rest.size();
-    } else {
-      out.push_back(Segment{i, i + 1, true, pid});
-      line_bytes = prefix + rest.size();
-    }
-  }
-  // A whole line of one command gains nothing over `@!<pid>`.
-  for (Segment& segment : out) {
-    if (segment.whole && segment.end - segment.begin == 1) segment.whole = false;
-  }
-  return out;
-}
-
-// The one `@@!<pid> c1; c2; …` line of a whole segment.
-std::string WholeLine(const std::vector<Command>& commands, const Segment& segment) {
-  std::string line = absl::StrCat("@@!", segment.pid, " ");
-  for (size_t i = segment.begin; i < segment.end; ++i) {
-    int pid = 0;
-    absl::string_view rest;
-    SplitWorkerPrefix(commands[i].line, &pid, &rest);
-    if (i > segment.begin) line.append("; ");
-    line.append(rest.data(), rest.size());
-  }
-  line.push_back('\n');
-  return line;
-}
-
-}  // namespace
-
 void MasterClient::SendBatch(Connection* conn, std::unique_ptr<Batch> batch) {
   batch->segments = Segments(batch->commands, options_.whole_lines);
   batch->next_segment = 0;
@@ -322,24 +246,15 @@ void MasterClient::SendSegment(Connection* conn) {
     const Segment& segment = batch.segments[batch.next_segment];
     if (segment.whole) {
       if (!bytes.empty()) break;  // after the pipelined commands before it are answered
-      bytes = WholeLine(batch.commands, segment);
+      bytes = SegmentBytes(batch.commands, segment, options_.worker_socket);
       conn->framer.Expect(0);
       ++stats_.lines;
       ++stats_.whole_lines;
       ++batch.next_segment;
       break;
     }
+    absl::StrAppend(&bytes, SegmentBytes(batch.commands, segment, options_.worker_socket));
     for (size_t i = segment.begin; i < segment.end; ++i) {
-      if (options_.worker_socket) {
-        // The worker's own socket takes the command without the master's `@!<pid>` prefix.
-        Command local = batch.commands[i];
-        int pid = 0;
-        absl::string_view rest;
-        if (SplitWorkerPrefix(local.line, &pid, &rest)) local.line = std::string(rest);
-        absl::StrAppend(&bytes, Serialize(local));
-      } else {
-        absl::StrAppend(&bytes, Serialize(batch.commands[i]));
-      }
       conn->framer.Expect(batch.commands[i].payload_lines());
       ++stats_.lines;
     }
