@@ -1,0 +1,168 @@
+// Input followed all the way to the wire. Every input is read as a desired state (PUT /v1/state)
+// and as a patch of a small held state (PATCH /v1/state); whatever validation accepts is planned
+// into the commands hawk would send (the observation of every object, a new worker's seed, and
+// the per-entry commands of every map entry and ACL pattern), and the bytes of those commands in
+// each dialect (master `@!<pid>` lines, master `@@!<pid>` whole lines, a worker's own socket) are
+// read back the way HAProxy 2.6, 3.0 and 3.4 read them (tests/support/haproxy_cli_reader.h).
+// Properties:
+//   - every command a builder hands out passes cli::ValidateCommand;
+//   - every dialect on every version reads back exactly the commands planned: the same worker,
+//     the same words, a payload exactly where hawk attached one; no line opens a payload hawk
+//     did not mean, and no byte starts a second command.
+// Seeds: tests/fuzz/corpus/json and tests/fuzz/corpus/wire.
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "agent/cli/command.h"
+#include "agent/cli/wire.h"
+#include "agent/model/delta.h"
+#include "agent/model/desired_json.h"
+#include "agent/model/patch.h"
+#include "agent/plan/commands.h"
+#include "agent/plan/plan.h"
+#include "agent/reconcile/outcome.h"
+#include "tests/fuzz/fuzz_check.h"
+#include "tests/support/haproxy_cli_reader.h"
+
+namespace {
+
+using hawk::cli::Command;
+using hawk::model::DesiredState;
+using hawk::plan::Action;
+using hawk::plan::ActionKind;
+using hawk::testing::CliVersion;
+using hawk::testing::ReadCommand;
+using hawk::testing::ReadResult;
+
+constexpr int kObserved = 11;  // the observed worker, also sent per-entry commands
+constexpr int kSeeded = 12;    // the worker seeded in full
+
+void Keep(std::vector<Command>* out, Command command) {
+  HAWK_FUZZ_CHECK(hawk::cli::ValidateCommand(command).ok(),
+                  "a command builder handed out a command ValidateCommand refuses");
+  out->push_back(std::move(command));
+}
+
+// What a builder returns: a command, or the documented refusal (an entry no line can carry).
+void Keep(std::vector<Command>* out, absl::StatusOr<Command> command) {
+  if (command.ok()) Keep(out, *std::move(command));
+}
+
+std::vector<Command> PlannedCommands(const DesiredState& state) {
+  std::vector<Command> commands;
+  for (Command& c : hawk::reconcile::ObservationCommands(state, kObserved)) {
+    Keep(&commands, std::move(c));
+  }
+  hawk::plan::Plan seed = hawk::plan::PlanFullSeed(state);
+  for (const Action& action : seed.actions) {
+    if (hawk::plan::IsServerAction(action.kind)) {
+      for (Command& c : hawk::plan::ServerCommands(kSeeded, action)) Keep(&commands, std::move(c));
+    } else if (hawk::plan::IsReplaceAction(action.kind)) {
+      Keep(&commands, hawk::plan::PrepareCommand(kSeeded, action));
+      auto rest = hawk::plan::TransactionCommands(kSeeded, action, 1);
+      if (rest.ok()) {
+        for (Command& c : *rest) Keep(&commands, std::move(c));
+      }
+    } else {
+      Keep(&commands, hawk::plan::EntryCommand(kSeeded, action));
+    }
+  }
+  // The per-entry commands of every entry, as a push of a few changes sends them.
+  for (const auto& [name, table] : state.maps) {
+    table.ForEach([&](absl::string_view key, absl::string_view value) {
+      for (ActionKind kind :
+           {ActionKind::kSetMapEntry, ActionKind::kAddMapEntry, ActionKind::kDelMapEntry}) {
+        Action action;
+        action.kind = kind;
+        action.map_or_acl = name;
+        action.key = std::string(key);
+        action.value = std::string(value);
+        Keep(&commands, hawk::plan::EntryCommand(kObserved, action));
+      }
+    });
+  }
+  for (const auto& [name, table] : state.acls) {
+    table.ForEach([&](absl::string_view pattern, absl::string_view) {
+      for (ActionKind kind : {ActionKind::kAddAclPattern, ActionKind::kDelAclPattern}) {
+        Action action;
+        action.kind = kind;
+        action.map_or_acl = name;
+        action.key = std::string(pattern);
+        Keep(&commands, hawk::plan::EntryCommand(kObserved, action));
+      }
+    });
+  }
+  return commands;
+}
+
+// What `command` means to the worker that runs it.
+ReadCommand Meant(const Command& command, bool worker_socket) {
+  ReadCommand meant;
+  absl::string_view rest = command.line;
+  int pid = 0;
+  HAWK_FUZZ_CHECK(hawk::cli::SplitWorkerPrefix(command.line, &pid, &rest),
+                  "a planned command without its worker prefix");
+  meant.pid = worker_socket ? 0 : pid;
+  meant.words = hawk::testing::WorkerWords(rest);
+  meant.has_payload = !command.payload.empty();
+  meant.payload = command.payload;
+  return meant;
+}
+
+void CheckReadBack(const std::vector<Command>& commands, bool whole_lines, bool worker_socket,
+                   CliVersion version) {
+  std::string bytes;
+  for (const hawk::cli::Segment& segment : hawk::cli::Segments(commands, whole_lines)) {
+    bytes += hawk::cli::SegmentBytes(commands, segment, worker_socket);
+  }
+  ReadResult read = worker_socket ? hawk::testing::ReadWorkerSocket(bytes, version)
+                                  : hawk::testing::ReadMasterConnection(bytes, version);
+  HAWK_FUZZ_CHECK(read.ok(),
+                  "HAProxy would not read the bytes as sent (a payload opened or "
+                  "left open, a command without its end)");
+  HAWK_FUZZ_CHECK(read.commands.size() == commands.size(),
+                  "HAProxy would run another number of commands than planned");
+  for (size_t i = 0; i < commands.size(); ++i) {
+    HAWK_FUZZ_CHECK(read.commands[i] == Meant(commands[i], worker_socket),
+                    "HAProxy would run another command than planned");
+  }
+}
+
+void CheckWire(const DesiredState& state) {
+  std::vector<Command> commands = PlannedCommands(state);
+  if (commands.empty()) return;
+  for (CliVersion version : {CliVersion::k2_6, CliVersion::k3_0, CliVersion::k3_4}) {
+    CheckReadBack(commands, /*whole_lines=*/false, /*worker_socket=*/false, version);
+    CheckReadBack(commands, /*whole_lines=*/false, /*worker_socket=*/true, version);
+    if (version == CliVersion::k3_4) CheckReadBack(commands, true, false, version);
+  }
+}
+
+const DesiredState& Held() {
+  static const DesiredState* held = [] {
+    auto state = hawk::model::ParseDesiredState(R"({"version": "v1",
+      "backends": [{"name": "be", "servers": [{"name": "s1", "address": "10.0.0.1", "port": 80}]}],
+      "maps": [{"name": "/m", "entries": [{"key": "a", "value": "1"}]}],
+      "acls": [{"name": "/a", "patterns": ["p"]}]})");
+    HAWK_FUZZ_CHECK(state.ok(), "the held state of the PATCH target does not parse");
+    return new DesiredState(*std::move(state));
+  }();
+  return *held;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  absl::string_view json(reinterpret_cast<const char*>(data), size);
+  if (auto state = hawk::model::ParseDesiredState(json); state.ok()) CheckWire(*state);
+  if (auto patch = hawk::model::ParseStatePatch(json, Held()); patch.ok()) {
+    DesiredState state = Held();
+    hawk::model::ApplyDelta(hawk::model::PatchToDelta(*patch, Held()), &state);
+    CheckWire(state);
+  }
+  return 0;
+}
