@@ -325,14 +325,24 @@ int main(int argc, char** argv) {
   std::unique_ptr<hawk::app::App> running = *std::move(app);
   auto sigterm = std::make_unique<hawk::uv::Signal>(loop.get());
   auto sigint = std::make_unique<hawk::uv::Signal>(loop.get());
+  auto sighup = std::make_unique<hawk::uv::Signal>(loop.get());
   auto shutdown = [&](int signum) {
     hawk::base::LogInfo("signal ", signum, ": shutting down");
     running.reset();
     sigterm.reset();  // safe inside its own callback: uv::Signal runs a copy of the callback
     sigint.reset();
+    sighup.reset();
   };
   sigterm->Start(SIGTERM, shutdown);
   sigint->Start(SIGINT, shutdown);
+  // SIGHUP's default action ends the process: a terminal that closes, or an operator who expects
+  // "reload your configuration", must not take hawk (and the state it serves) away. hawk's
+  // configuration is its flags; the files it reads (token, TLS) are re-read when they change.
+  sighup->Start(SIGHUP, [](int) {
+    hawk::base::LogInfo(
+        "SIGHUP: ignored; hawk is configured by its flags (restart to change them), and re-reads "
+        "its token and TLS files when they change");
+  });
   loop.Run();
   absl::Status closed = loop.RunDryAndClose();
   if (!closed.ok()) {

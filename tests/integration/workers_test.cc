@@ -243,6 +243,18 @@ TEST_F(WorkersTest, NeverHoldsMoreThanTwoMasterConnections) {
   EXPECT_LE(relay.max_concurrent_connections(), 2);
 }
 
+// SIGHUP's default action would end hawk; it is logged and hawk keeps serving.
+TEST_F(WorkersTest, SighupIsLoggedAndHawkKeepsServing) {
+  StartHaproxy();
+  StartHawk();
+  ASSERT_TRUE(hawk_->process()->Signal(SIGHUP));
+  ASSERT_TRUE(WaitUntil(
+      [&] { return hawk_->LogTail().find("SIGHUP: ignored") != std::string::npos; }, seconds(5)))
+      << hawk_->LogTail();
+  EXPECT_TRUE(hawk_->process()->Running());
+  EXPECT_EQ(hawk_->Get("/readyz").status, 200) << hawk_->LogTail();
+}
+
 TEST_F(WorkersTest, SigtermClosesEverythingAndExitsZero) {
   StartHaproxy();
   StartHawk();
