@@ -2,6 +2,7 @@
 # Runs every fuzz target under libFuzzer (clang 14, ASan + UBSan) for a while each, starting from
 # its seed corpus; what it finds grows build/fuzz/corpus/<target>, crashes go to build/fuzz/.
 #   scripts/fuzz.sh [seconds per target, default 60]
+#   HAWK_FUZZ_TARGETS="wire_fuzz json_fuzz" scripts/fuzz.sh 600   some targets only
 # The same targets replay their seeds in every ctest run (tests/fuzz/CMakeLists.txt): copy an
 # input that failed into tests/fuzz/corpus/ once it is fixed.
 set -euo pipefail
@@ -14,9 +15,13 @@ declare -A seeds=(
   [cli_reply_fuzz]=tests/fixtures
   [http_request_fuzz]=tests/fuzz/corpus/http_request
   [json_fuzz]=tests/fuzz/corpus/json
+  [line_replies_fuzz]="tests/fixtures/haproxy-3.2 tests/fixtures/haproxy-3.4 tests/fuzz/corpus/line_replies"
+  [wire_fuzz]="tests/fuzz/corpus/json tests/fuzz/corpus/wire"
 )
 status=0
-for target in framer_fuzz cli_reply_fuzz http_request_fuzz json_fuzz; do
+targets=("${!seeds[@]}")
+[[ -n "${HAWK_FUZZ_TARGETS:-}" ]] && read -r -a targets <<<"$HAWK_FUZZ_TARGETS"
+for target in "${targets[@]}"; do
   corpus=build/fuzz/corpus/$target
   mkdir -p "$corpus"
   echo "== $target (${seconds} s)"
