@@ -61,10 +61,17 @@ ABSL_FLAG(std::string, server_state_file, "",
           "written");
 ABSL_FLAG(bool, write_map_files, true,
           "Before each reload, write the desired content of every map and ACL hawk manages to its "
-          "file (its name, the path HAProxy reads), atomically, keeping the file's mode and owner, "
-          "so that the new worker is born holding it and gets only later changes over the CLI. "
-          "Only existing regular files are replaced; a table a file cannot carry (a key with a "
-          "blank, say) is left to the CLI. false: map and ACL files are never written");
+          "file, atomically, keeping the file's mode, owner and group, so that the new worker is "
+          "born holding it and gets only later changes over the CLI. Only a file the current "
+          "worker loaded that table from (as `show map`/`show acl` list it), an existing regular "
+          "file inside --table-files-dir reached without a symlink, outside --state-dir; a "
+          "symlink (a mounted ConfigMap's) is never replaced. Every table not written, and why, "
+          "is in the reload's log; a table a file cannot carry (a key with a blank, say) is left "
+          "to the CLI. false: map and ACL files are never written");
+ABSL_FLAG(std::string, table_files_dir, "",
+          "The directory inside which --write-map-files may replace map and ACL files (and "
+          "nowhere else). Empty: the directory of --haproxy-config; without either, no such file "
+          "is written");
 ABSL_FLAG(std::string, worker_socket, "",
           "A `stats socket` of HAProxy's workers (level admin): a path, unix:PATH or "
           "tcp:HOST:PORT. The current worker is then reached through it (each connection first "
@@ -233,6 +240,7 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   config.haproxy_binary = absl::GetFlag(FLAGS_haproxy_binary);
   config.server_state_file = absl::GetFlag(FLAGS_server_state_file);
   config.write_table_files = absl::GetFlag(FLAGS_write_map_files);
+  config.table_files_dir = absl::GetFlag(FLAGS_table_files_dir);
   if (std::string worker_socket = absl::GetFlag(FLAGS_worker_socket); !worker_socket.empty()) {
     absl::StatusOr<hawk::base::Address> address =
         hawk::base::ParseAddress(worker_socket, "--worker-socket");

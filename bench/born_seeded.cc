@@ -144,7 +144,7 @@ class BornSeededRun {
         dir_, haproxy_process_->master_socket(),
         std::vector<std::string>{
             "--log-level", "warn", "--state-dir", dir_.File("state"), "--poll-interval", "60s",
-            "--resync-interval", "3600s",
+            "--resync-interval", "3600s", "--table-files-dir", dir_.path(),
             absl::StrCat("--write-map-files=", write_files ? "true" : "false")});
     if (!hawk_->ok()) return Fail(hawk_->error());
     if (!hawk_->WaitServing()) return Fail("hawk did not serve: " + hawk_->LogTail());

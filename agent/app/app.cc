@@ -55,17 +55,6 @@ absl::Status App::Init() {
       loop_->get(), client_.get(), registry_.get(), &desired_, reconciler_options,
       [] { return absl::Now(); });
 
-  reload::ReloaderOptions reloader_options;
-  reloader_options.config_path = config_.haproxy_config;
-  reloader_options.haproxy_binary = config_.haproxy_binary;
-  reloader_options.server_state_file = config_.server_state_file;
-  reloader_options.write_table_files = config_.write_table_files;
-  reloader_options.min_interval = config_.min_reload_interval;
-  reloader_options.reload_timeout = config_.reload_timeout;
-  reloader_ = std::make_unique<reload::Reloader>(loop_->get(), client_.get(), registry_.get(),
-                                                 reconciler_.get(), reloader_options,
-                                                 [] { return absl::Now(); });
-
   if (!config_.state_dir.empty()) {
     store::JournalOptions journal_options;
     journal_options.dir = config_.state_dir;
@@ -81,6 +70,21 @@ absl::Status App::Init() {
         "no --state-dir: the desired state is kept in memory only and is lost when "
         "hawk restarts");
   }
+  // After the journal: --state-dir exists, and is excluded by its inode too.
+  reload::ReloaderOptions reloader_options;
+  reloader_options.config_path = config_.haproxy_config;
+  reloader_options.haproxy_binary = config_.haproxy_binary;
+  reloader_options.server_state_file = config_.server_state_file;
+  reloader_options.write_table_files = config_.write_table_files;
+  if (config_.write_table_files) {
+    absl::Status opened = OpenTableFilesDir(&reloader_options);
+    if (!opened.ok()) return opened;
+  }
+  reloader_options.min_interval = config_.min_reload_interval;
+  reloader_options.reload_timeout = config_.reload_timeout;
+  reloader_ = std::make_unique<reload::Reloader>(loop_->get(), client_.get(), registry_.get(),
+                                                 reconciler_.get(), reloader_options,
+                                                 [] { return absl::Now(); });
   state_ = std::make_unique<api::StateService>(loop_->get(), journal_.get(), reconciler_.get(),
                                                &desired_);
   // Refuse to start rather than serve without the state a controller was promised is kept.
@@ -188,6 +192,42 @@ absl::Status App::Init() {
   reconciler_->Start();
   reloader_->Start();
   base::LogInfo("watching HAProxy master CLI at ", config_.master_socket.ToString());
+  return absl::OkStatus();
+}
+
+absl::Status App::OpenTableFilesDir(reload::ReloaderOptions* options) const {
+  bool given = !config_.table_files_dir.empty();
+  std::string dir = config_.table_files_dir;
+  if (!given && !config_.haproxy_config.empty()) {
+    size_t slash = config_.haproxy_config.rfind('/');
+    dir = slash == std::string::npos ? "."
+          : slash == 0               ? "/"
+                                     : config_.haproxy_config.substr(0, slash);
+  }
+  if (dir.empty()) {
+    base::LogInfo(
+        "no --table-files-dir (nor --haproxy-config to default it to): map and ACL files are "
+        "not written before reloads; new workers get their tables over the CLI");
+    return absl::OkStatus();
+  }
+  store::ConfinedDirOptions confined;
+  confined.name = "--table-files-dir";
+  if (!config_.state_dir.empty()) confined.excluded.push_back({"--state-dir", config_.state_dir});
+  absl::StatusOr<std::unique_ptr<store::ConfinedDir>> opened =
+      store::ConfinedDir::Create(dir, confined);
+  if (opened.ok()) {
+    base::LogInfo("map and ACL files HAProxy loaded from inside ", (*opened)->path(),
+                  " are written before each reload (--table-files-dir", given ? "" : " by default",
+                  ")");
+    options->table_files_dir = *std::move(opened);
+    return absl::OkStatus();
+  }
+  // Given: refuse to start. Defaulted from --haproxy-config: run, writing no table file.
+  if (given) return opened.status();
+  options->no_table_files_dir =
+      absl::StrCat("--table-files-dir (by default the directory of --haproxy-config): ",
+                   opened.status().message());
+  base::LogWarn(options->no_table_files_dir);
   return absl::OkStatus();
 }
 

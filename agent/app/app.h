@@ -40,6 +40,7 @@ struct Config {
   std::string haproxy_binary;                   // --haproxy-binary
   std::string server_state_file;                // --server-state-file
   bool write_table_files = true;                // --write-map-files
+  std::string table_files_dir;                  // --table-files-dir; empty: haproxy_config's
   absl::optional<base::Address> worker_socket;  // --worker-socket
   absl::Duration min_reload_interval = absl::ZeroDuration();
   absl::Duration reload_timeout = absl::Seconds(60);
@@ -63,6 +64,8 @@ class App {
   App(uv::Loop* loop, Config config);
   absl::Status Init();
   model::WorkersReport Snapshot() const;
+  // --table-files-dir (or its default) into options->table_files_dir, or why not.
+  absl::Status OpenTableFilesDir(reload::ReloaderOptions* options) const;
   // --worker-socket: keeps its connection on the current worker.
   void FollowCurrentWorker(const model::WorkersReport& report);
 

@@ -1,7 +1,6 @@
 #include "agent/reload/reloader.h"
 
-#include <sys/stat.h>
-
+#include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
@@ -12,6 +11,7 @@
 #include "absl/strings/strip.h"
 #include "agent/base/log.h"
 #include "agent/parse/haproxy_config.h"
+#include "agent/parse/maps.h"
 #include "agent/parse/servers_state.h"
 #include "agent/parse/show_proc.h"
 #include "agent/plan/server_state_file.h"
@@ -28,6 +28,8 @@ constexpr size_t kMaxLogBytes = 16 * 1024;
 constexpr uint64_t kVerdictPollMs = 5;
 // `Another reload is still in progress.` (3.1+): try again after this long.
 constexpr uint64_t kBusyRetryMs = 100;
+// While the master is briefly unreachable, the gate looks again this often.
+constexpr uint64_t kMasterPollMs = 20;
 // The server-state file, when hawk creates it: as a new configuration file.
 constexpr mode_t kServerStateFileMode = kNewConfigMode;
 
@@ -90,7 +92,8 @@ struct Reloader::Round {
   int presync_pid = 0;
   ReloadBaseline baseline;
   parse::ReloadReply reply;
-  bool awaiting = false;  // `reload` sent: a verdict comes from the reports
+  bool awaiting = false;       // `reload` sent: a verdict comes from the reports
+  bool noted_waiting = false;  // the log says the round waited for the master
 };
 
 Reloader::Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerRegistry* registry,
@@ -114,6 +117,18 @@ void Reloader::Start() {
   workers_subscription_ =
       registry_->AddListener([this](const model::WorkersReport& report,
                                     const registry::WorkerChanges&) { OnWorkers(report); });
+  // Unreachable since hawk started, until the first connection.
+  master_unreachable_ms_ = MonotonicMs();
+  master_failures_base_ = client_->stats().connect_failures;
+  reachable_subscription_ = client_->AddReachableListener([this] {
+    master_ever_reached_ = true;
+    master_unreachable_ms_ = 0;
+  });
+  lost_subscription_ = client_->AddConnectionLostListener([this] {
+    if (client_->reachable() || master_unreachable_ms_ != 0) return;
+    master_unreachable_ms_ = MonotonicMs();
+    master_failures_base_ = client_->stats().connect_failures;
+  });
   if (options_.config_path.empty()) return;
   absl::StatusOr<std::string> text = config_file_.Read("read --haproxy-config");
   if (!text.ok()) {
@@ -172,7 +187,60 @@ void Reloader::StartRound() {
                                       "cannot write a configuration"));
     return;
   }
-  Check();
+  // Before anything is checked or written: a reload that cannot reach HAProxy changes nothing.
+  AwaitMaster([this] { Check(); });
+}
+
+MasterView Reloader::ViewOfMaster() {
+  MasterView view;
+  view.reachable = client_->reachable();
+  uint64_t now = MonotonicMs();
+  if (view.reachable) {
+    master_ever_reached_ = true;
+    master_unreachable_ms_ = 0;
+  } else if (master_unreachable_ms_ == 0) {
+    // Unreachable without a lost connection (hawk gave one up): from now on.
+    master_unreachable_ms_ = now;
+    master_failures_base_ = client_->stats().connect_failures;
+  }
+  view.ever_reached = master_ever_reached_;
+  uint64_t failures = client_->stats().connect_failures;
+  view.connect_failures = failures > master_failures_base_ ? failures - master_failures_base_ : 0;
+  if (!view.reachable) {
+    view.unreachable_for =
+        absl::Milliseconds(static_cast<int64_t>(now - std::min(now, master_unreachable_ms_)));
+  }
+  return view;
+}
+
+void Reloader::AwaitMaster(std::function<void()> then) {
+  absl::Duration grace = std::min(options_.unreachable_grace, options_.reload_timeout);
+  MasterView master = ViewOfMaster();
+  switch (JudgeMaster(master, grace)) {
+    case MasterVerdict::kGo:
+      then();
+      return;
+    case MasterVerdict::kFail:
+      Finish(ReloadResult::kUnreachable,
+             absl::UnavailableError(absl::StrCat(
+                 "reload not sent: ", client_->last_error().message(),
+                 master.ever_reached
+                     ? absl::StrCat(" (unreachable for ", ToMs(master.unreachable_for), " ms)")
+                     : std::string(" (never reached since hawk started)"))));
+      return;
+    case MasterVerdict::kWait:
+      break;
+  }
+  if (!round_->noted_waiting) {
+    round_->noted_waiting = true;
+    Note(absl::StrCat("master CLI unreachable (", client_->last_error().message(),
+                      "): waiting up to ", ToMs(grace), " ms for it"));
+  }
+  uint64_t id = round_->id;
+  step_timer_.Start(kMasterPollMs, 0, [this, id, then = std::move(then)]() mutable {
+    if (!round_ || round_->id != id) return;
+    AwaitMaster(std::move(then));
+  });
 }
 
 void Reloader::Check() {
@@ -264,7 +332,7 @@ void Reloader::WriteServerState() {
   const model::WorkerReport* current = registry_->report().Current();
   if (options_.server_state_file.empty() || reconciler_->desired() == nullptr ||
       current == nullptr) {
-    WriteTableFiles();
+    ListTables();
     return;
   }
   client_->Submit({cli::ForWorker(current->pid, "show servers state")},
@@ -288,13 +356,57 @@ void Reloader::OnServerState(std::vector<cli::CommandResult> results) {
                                      options_.server_state_file)
                       : absl::StrCat("server-state file not written: ", written.message()));
   }
-  WriteTableFiles();
+  ListTables();
 }
 
-void Reloader::WriteTableFiles() {
+void Reloader::ListTables() {
   const model::DesiredState* desired = reconciler_->desired();
   if (!options_.write_table_files || desired == nullptr ||
       (desired->maps.empty() && desired->acls.empty())) {
+    SendReload();
+    return;
+  }
+  LoadedTables loaded;
+  const model::WorkerReport* current = registry_->report().Current();
+  if (options_.table_files_dir == nullptr) {
+    loaded.error = options_.no_table_files_dir;
+  } else if (current == nullptr) {
+    loaded.error = "no current worker to tell which files HAProxy loaded";
+  }
+  if (!loaded.error.empty()) {
+    WriteTableFiles(loaded);
+    return;
+  }
+  loaded.pid = current->pid;
+  uint64_t id = round_->id;
+  client_->Submit(
+      {cli::ForWorker(current->pid, "show map"), cli::ForWorker(current->pid, "show acl")},
+      lifetime_.Guard(
+          [this, id, loaded = std::move(loaded)](std::vector<cli::CommandResult> results) mutable {
+            if (!round_ || round_->id != id) return;
+            for (bool acl : {false, true}) {
+              const cli::CommandResult& result = results[acl ? 1 : 0];
+              absl::StatusOr<std::vector<parse::PatternRefInfo>> listed =
+                  !result.ok() ? result.status()
+                  : acl        ? parse::ParseAclList(*result)
+                               : parse::ParseMapList(*result);
+              if (!listed.ok()) {
+                loaded.error = absl::StrCat("the current worker's list of ", acl ? "ACLs" : "maps",
+                                            " could not be read: ", listed.status().message());
+                break;
+              }
+              absl::flat_hash_set<std::string>& files = acl ? loaded.acls : loaded.maps;
+              for (parse::PatternRefInfo& ref : *listed) {
+                if (!ref.file.empty()) files.insert(std::move(ref.file));  // inline ACLs: none
+              }
+            }
+            WriteTableFiles(loaded);
+          }));
+}
+
+void Reloader::WriteTableFiles(const LoadedTables& loaded) {
+  const model::DesiredState* desired = reconciler_->desired();
+  if (desired == nullptr) {
     SendReload();
     return;
   }
@@ -308,24 +420,33 @@ void Reloader::WriteTableFiles() {
   auto write = [&](bool acl, const std::string& name, const model::StringTable& table,
                    absl::flat_hash_map<std::string, int64_t>* held) {
     absl::string_view kind = acl ? "ACL" : "map";
-    // Only a regular file HAProxy already reads is replaced: hawk never creates one, and never
-    // turns a symbolic link (a mounted ConfigMap's, say) into a file.
-    struct stat st {};
-    if (::lstat(name.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) {
-      skipped.push_back(absl::StrCat(kind, " ", name, ": not a regular file"));
-      return;
+    auto skip = [&](absl::string_view why) {
+      skipped.push_back(absl::StrCat(kind, " ", name, ": ", why));
+    };
+    if (!loaded.error.empty()) return skip(loaded.error);
+    // Only a file HAProxy itself loaded this table from, by the very path it lists: a name an API
+    // client made up names no file hawk may write.
+    if (!(acl ? loaded.acls : loaded.maps).contains(name)) {
+      return skip(absl::StrCat("the current worker (pid ", loaded.pid,
+                               ") did not load it from this file (`show ", acl ? "acl" : "map",
+                               "` lists no such file)"));
+    }
+    if (!absl::StartsWith(name, "/")) {
+      return skip(
+          "a relative path: HAProxy resolved it from its own working directory, which hawk "
+          "cannot tell");
     }
     std::string key = absl::StrCat(kind, ":", name);
-    auto as_written = [](const struct stat& file) {
-      return WrittenFile{
-          static_cast<uint64_t>(file.st_dev), static_cast<uint64_t>(file.st_ino),
-          static_cast<int64_t>(file.st_size),
-          static_cast<int64_t>(file.st_mtim.tv_sec) * 1000000000 + file.st_mtim.tv_nsec};
+    // The file as it is now: inside --table-files-dir, a regular file reached without a symlink.
+    absl::StatusOr<store::ConfinedFile> file = options_.table_files_dir->Lookup(name);
+    if (!file.ok()) return skip(file.status().message());
+    auto as_written = [](const store::ConfinedFile& f) {
+      return WrittenFile{f.device, f.inode, f.size, f.mtime_ns};
     };
     // Written by hawk, untouched since (same inode, size and mtime: a rename over it or an edit
     // changes one of them), and its table unchanged: the file already holds it.
     auto last = written_files_.find(key);
-    if (last != written_files_.end() && last->second == as_written(st) &&
+    if (last != written_files_.end() && last->second == as_written(*file) &&
         reconciler_->TableUnchangedSinceWritten(acl, name)) {
       (*held)[name] = static_cast<int64_t>(table.size());
       ++unchanged;
@@ -333,20 +454,11 @@ void Reloader::WriteTableFiles() {
     }
     written_files_.erase(key);
     absl::StatusOr<std::string> contents = plan::RenderTableFile(acl, table);
-    absl::Status status = contents.status();
-    if (status.ok()) {
-      absl::StatusOr<store::FileOwnership> ownership =
-          store::OwnershipOf(name, absl::StrCat("write the ", kind, " file"));
-      status = ownership.ok()
-                   ? store::WriteFileAtomically(name, *contents, *ownership,
-                                                absl::StrCat("write the ", kind, " file"))
-                   : ownership.status();
-    }
-    if (!status.ok()) {
-      skipped.push_back(absl::StrCat(kind, " ", name, ": ", status.message()));
-      return;
-    }
-    if (::stat(name.c_str(), &st) == 0) written_files_[key] = as_written(st);
+    if (!contents.ok()) return skip(contents.status().message());
+    absl::StatusOr<store::ConfinedFile> replaced =
+        options_.table_files_dir->Replace(name, *contents);
+    if (!replaced.ok()) return skip(replaced.status().message());
+    written_files_[key] = as_written(*replaced);
     (*held)[name] = static_cast<int64_t>(table.size());
     ++written;
     entries += table.size();
@@ -389,6 +501,11 @@ void Reloader::SendReload() {
 }
 
 void Reloader::SendReloadNow() {
+  // The master may have gone while the round checked and wrote files.
+  AwaitMaster([this] { SendReloadBatch(); });
+}
+
+void Reloader::SendReloadBatch() {
   if (round_->reload_sent_ms == 0) {
     round_->reload_sent_ms = MonotonicMs();
     deadline_.Start(ToMs(options_.reload_timeout), 0, [this] {

@@ -9,6 +9,10 @@
 //
 // A reload round, for every request queued since the last round (coalesced: the latest
 // configuration given wins, and every request is answered with this round's outcome):
+//   0. master  the master CLI must be reachable: while it is briefly not (it re-executes during a
+//              reload) the round waits for it, within unreachable_grace; a master never reached
+//              that refuses connections, or one away for longer, ends the round at once with
+//              Unavailable and the socket error (master_gate.h). Checked again before step 6.
 //   1. check   with --haproxy-binary: `haproxy -c -f` on the new configuration (or the current
 //              file when none was given); a rejected configuration ends the round, nothing
 //              written, HAProxy untouched.
@@ -18,9 +22,13 @@
 //              about to leave holds it (bounded wait).
 //   4. state   with --server-state-file: the current worker's `show servers state` with the
 //              desired fields written in (plan/server_state_file.h), atomically.
-//   5. tables  with --write-map-files: every managed map and ACL whose name is an existing
-//              regular file gets the desired content, atomically, mode and owner kept; the
-//              reconciler then seeds the new worker's copies with only the changes since.
+//   5. tables  with --write-map-files: the current worker's `show map` / `show acl` list the files
+//              it loaded; every managed map and ACL whose name is such a file (listed so, as a
+//              map or as an ACL), inside --table-files-dir and outside --state-dir
+//              (store/confined_dir.h: no `..`, no symlink on the way, never a symlink replaced),
+//              gets the desired content, atomically, mode, owner and group kept; the log names
+//              every other one and why. The reconciler then seeds the new worker's copies with
+//              only the changes since.
 //   6. reload  `show proc` (the baseline) and `reload` in one batch on one connection.
 //   7. verdict from the reply (2.7+: Success=0|1) and the worker reports that follow
 //              (reload/judge.h; 2.6 answers nothing). On failure the previous configuration
@@ -39,6 +47,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
@@ -52,6 +61,8 @@
 #include "agent/reload/config_file.h"
 #include "agent/reload/external_reload.h"
 #include "agent/reload/judge.h"
+#include "agent/reload/master_gate.h"
+#include "agent/store/confined_dir.h"
 #include "agent/uv/process.h"
 #include "agent/uv/timer.h"
 
@@ -61,14 +72,22 @@ struct ReloaderOptions {
   std::string config_path;        // --haproxy-config; empty: requests cannot carry a config
   std::string haproxy_binary;     // --haproxy-binary; empty: no `haproxy -c` check
   std::string server_state_file;  // --server-state-file; empty: not written
-  // --write-map-files: before each reload, the desired content of every managed map and ACL is
-  // written to its file (plan/table_file.h), so that the new worker is born holding it.
+  // --write-map-files: before each reload, the desired content of every managed map and ACL that
+  // HAProxy loaded from a file inside table_files_dir is written to it (plan/table_file.h), so
+  // that the new worker is born holding it.
   bool write_table_files = true;
+  // --table-files-dir (default: the directory of --haproxy-config), with --state-dir excluded.
+  // Null: no table file is written, and each reload's log says why: no_table_files_dir.
+  std::shared_ptr<const store::ConfinedDir> table_files_dir;
+  std::string no_table_files_dir =
+      "neither --table-files-dir nor --haproxy-config names a directory hawk may write it in";
   absl::Duration min_interval = absl::ZeroDuration();  // between the starts of two reloads
   // From `reload` sent to a verdict. Generous: a large configuration takes seconds to parse.
   absl::Duration reload_timeout = absl::Seconds(60);
   absl::Duration presync_timeout = absl::Seconds(2);
   absl::Duration check_timeout = absl::Seconds(60);
+  // How long a reload waits for a master that is briefly unreachable (master_gate.h).
+  absl::Duration unreachable_grace = absl::Seconds(5);
   size_t history_size = 50;
 };
 
@@ -152,9 +171,20 @@ class Reloader {
     Done done;
   };
   struct Round;
+  // The files the current worker loaded its maps and ACLs from (`show map` / `show acl`).
+  struct LoadedTables {
+    int pid = 0;
+    absl::flat_hash_set<std::string> maps;
+    absl::flat_hash_set<std::string> acls;
+    std::string error;  // why they are unknown (then nothing is written)
+  };
 
   void MaybeStartRound();
   void StartRound();
+  // Runs `then` once the master CLI is reachable; ends the round with Unavailable when it cannot
+  // be (master_gate.h).
+  void AwaitMaster(std::function<void()> then);
+  MasterView ViewOfMaster();
   void Check();
   void OnChecked(uv::ProcessResult result);
   void WriteConfig();
@@ -164,7 +194,8 @@ class Reloader {
   // Waits (within the pre-sync budget) for the current worker to hold the latest desired state,
   // then SendReloadNow().
   void SendReload();
-  void SendReloadNow();
+  void SendReloadNow();  // once the master is reachable (AwaitMaster): SendReloadBatch
+  void SendReloadBatch();
   void OnReloadReply(std::vector<cli::CommandResult> results);
   void Judge(const model::WorkersReport& report);
   void Finish(ReloadResult result, absl::Status status, int new_worker_pid = 0);
@@ -173,7 +204,9 @@ class Reloader {
   void RecordExternal(const ExternalReload& external);
   void RefreshConfigWarnings(absl::string_view config_text);
   void Note(absl::string_view text);  // appends one line to the round's log
-  void WriteTableFiles();
+  // Asks the current worker which files it loaded its maps and ACLs from, then WriteTableFiles.
+  void ListTables();
+  void WriteTableFiles(const LoadedTables& loaded);
 
   uv_loop_t* loop_;
   cli::MasterClient* client_;
@@ -205,6 +238,12 @@ class Reloader {
   absl::flat_hash_map<std::string, WrittenFile> written_files_;  // by "map:<name>" / "acl:<name>"
   ExternalReloads external_;                 // reloads hawk did not start, from the worker reports
   base::Subscription workers_subscription_;  // to the registry's reports (Start)
+  // What the gate knows of the master (ViewOfMaster), from the client's events (Start).
+  base::Subscription reachable_subscription_;
+  base::Subscription lost_subscription_;
+  bool master_ever_reached_ = false;
+  uint64_t master_unreachable_ms_ = 0;  // since when (MonotonicMs); 0 while reachable
+  uint64_t master_failures_base_ = 0;   // the client's connect failures at that moment
   // Guards callbacks that may outlive the reloader: batches in the client's queue, reconciler
   // waiters. Last: disarmed before any other member goes.
   base::Lifetime lifetime_;

@@ -62,6 +62,19 @@ std::string DirectoryOf(const std::string& path) {
 absl::Status WriteAtomically(const std::string& path, absl::string_view contents, mode_t mode,
                              const FileOwnership* ownership, absl::string_view what);
 
+// A new file at `temp`, or -1 with errno set. Only a file this call creates is ever opened
+// (O_EXCL): whatever already holds the name (a leftover of a crashed process that had the same
+// pid, or a hard link or symlink someone planted) is unlinked, never truncated, written or
+// chowned, and the name is created once more. A directory there fails with EISDIR and is left
+// alone: it is not ours to remove.
+int CreateExclusive(const std::string& temp, mode_t mode) {
+  constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW;
+  int fd = ::open(temp.c_str(), kFlags, mode);
+  if (fd >= 0 || errno != EEXIST) return fd;
+  if (::unlink(temp.c_str()) != 0) return -1;
+  return ::open(temp.c_str(), kFlags, mode);
+}
+
 }  // namespace
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, mode_t mode,
@@ -85,9 +98,7 @@ namespace {
 absl::Status WriteAtomically(const std::string& path, absl::string_view contents, mode_t mode,
                              const FileOwnership* ownership, absl::string_view what) {
   std::string temp = absl::StrCat(path, kTempSuffix, ::getpid());
-  // O_NOFOLLOW: never write through a symlink planted at the temporary name. A directory there
-  // fails with EISDIR and is left alone: it is not ours to remove.
-  Fd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode));
+  Fd fd(CreateExclusive(temp, mode));
   if (fd.get() < 0) return ErrnoError(errno, what, "create", temp);
   // From here on, every failure removes the temporary file; `err` is read before unlink runs.
   auto fail = [&](int err, absl::string_view operation, absl::string_view target) {

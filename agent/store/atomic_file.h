@@ -1,7 +1,9 @@
 #pragma once
 
-// Durable whole-file writes and bounded reads, for every file hawk owns or replaces: the
-// desired state, HAProxy's configuration (POST /v1/reload) and its server-state file.
+// Durable whole-file writes and bounded reads, for the files hawk owns or replaces at paths the
+// operator gave: the desired state, HAProxy's configuration (POST /v1/reload) and its
+// server-state file. Map and ACL files, whose paths come from the API, go through
+// store/confined_dir.h instead.
 //
 // Synchronous: each call blocks the loop for its I/O, fsyncs included. The files are small and
 // written only when a controller asks for a change, and a reply must not claim a file is in
@@ -21,10 +23,13 @@ namespace hawk::store {
 inline constexpr absl::string_view kTempSuffix = ".tmp-";
 
 // Replaces `path` with `contents` atomically and durably: writes `<path>.tmp-<pid>` with `mode`,
-// fsyncs it, renames it over `path` and fsyncs the directory. On an error before the rename the
-// temporary file is removed and `path` is untouched. An error from the final directory fsync
-// means the new file is in place but may not survive a crash. Errors name `what` (e.g. "save
-// desired state"), the operation and the path, with the code errno maps to.
+// fsyncs it, renames it over `path` and fsyncs the directory. The temporary file is always one
+// this call creates (O_EXCL, O_NOFOLLOW): anything already at its name is unlinked, never
+// opened, so a hard link planted there cannot make hawk truncate, write or chown the file it
+// leads to. On an error before the rename the temporary file is removed and `path` is
+// untouched. An error from the final directory fsync means the new file is in place but may not
+// survive a crash. Errors name `what` (e.g. "save desired state"), the operation and the path,
+// with the code errno maps to.
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, mode_t mode,
                                  absl::string_view what);
 

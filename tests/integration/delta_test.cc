@@ -58,7 +58,7 @@ class DeltaTest : public ::testing::Test {
     hawk_ = std::make_unique<HawkProcess>(
         dir_, master_socket,
         std::vector<std::string>{"--state-dir", dir_.File("state"), "--poll-interval", "60s",
-                                 "--resync-interval", "600s"});
+                                 "--resync-interval", "600s", "--table-files-dir", dir_.path()});
     ASSERT_TRUE(hawk_->ok()) << hawk_->error();
     ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
     ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))

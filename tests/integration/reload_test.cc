@@ -13,14 +13,18 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "simdjson.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
 #include "tests/support/in_flight_request.h"
 #include "tests/support/master_cli.h"
+#include "tests/support/unix_relay.h"
 #include "tests/support/wait_until.h"
 
 namespace hawk::testing {
@@ -29,6 +33,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
+using ::testing::HasSubstr;
 
 // The fields of a ReloadResponse / ReloadRecord the tests read.
 struct ReloadView {
@@ -101,11 +106,12 @@ class ReloadTest : public ::testing::Test {
     Result started = haproxy_->Start();
     ASSERT_TRUE(started) << started.error;
   }
-  void StartHawk(std::vector<std::string> extra = {}) {
+  void StartHawk(std::vector<std::string> extra = {}, std::string master_socket = "") {
     std::vector<std::string> args = {"--haproxy-config", haproxy_->config_path(), "--state-dir",
                                      dir_.File("state")};
     for (std::string& arg : extra) args.push_back(std::move(arg));
-    hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket(), args);
+    if (master_socket.empty()) master_socket = haproxy_->master_socket();
+    hawk_ = std::make_unique<HawkProcess>(dir_, master_socket, args);
     ASSERT_TRUE(hawk_->ok()) << hawk_->error();
     ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
     ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))
@@ -430,6 +436,157 @@ TEST_F(ReloadTest, AnExternalReloadIsRecordedAndItsWorkerSeeded) {
                backend_b_->port();
       },
       seconds(2)));
+}
+
+// The line of a reload's log that names `table` ("map /x" or "ACL /x"), or "" when none does.
+std::string LogLineOf(const std::string& log, const std::string& table) {
+  for (absl::string_view line : absl::StrSplit(log, '\n')) {
+    if (absl::StrContains(line, table + ": ")) return std::string(line);
+  }
+  return "";
+}
+
+// Before a reload hawk writes a map or ACL file only where HAProxy loaded it (the current worker
+// lists it so), inside --table-files-dir (here its default, the directory of --haproxy-config),
+// outside --state-dir, reached without a symbolic link, and never replacing one. Every table it
+// does not write is named in the reload's log with the reason; the files stay as they were.
+TEST_F(ReloadTest, AReloadWritesOnlyTableFilesHaproxyLoadedInsideTheDirectory) {
+  TempDir other;  // outside the directory
+  const std::string hosts = dir_.File("hosts.map");
+  const std::string blocked = dir_.File("blocked.acl");
+  WriteFile(hosts, "");
+  WriteFile(blocked, "");
+  // Loaded by HAProxy through a symlinked directory, and through a final symlink.
+  ASSERT_EQ(::mkdir(dir_.File("real").c_str(), 0755), 0);
+  ASSERT_EQ(::symlink(dir_.File("real").c_str(), dir_.File("link").c_str()), 0);
+  WriteFile(dir_.File("real/linked.map"), "keep.example.com keep\n");
+  WriteFile(dir_.File("real/target.map"), "keep.example.com keep\n");
+  ASSERT_EQ(::symlink(dir_.File("real/target.map").c_str(), dir_.File("final.map").c_str()), 0);
+  // Loaded by HAProxy inside --state-dir, and outside the directory.
+  ASSERT_EQ(::mkdir(dir_.File("state").c_str(), 0700), 0);
+  WriteFile(dir_.File("state/inside.acl"), "198.51.100.1\n");
+  WriteFile(other.File("outside.acl"), "198.51.100.2\n");
+  // Not loaded by HAProxy at all: outside the directory (reached through `..`) and inside it.
+  WriteFile(other.File("victim.txt"), "keep\n");
+  WriteFile(dir_.File("unlisted.acl"), "keep\n");
+  std::string other_name = other.path().substr(other.path().rfind('/') + 1);
+  const std::string dotdot_victim = other.path() + "/../" + other_name + "/victim.txt";
+
+  std::string config = absl::StrCat(
+      "global\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 30s\n"
+      "    timeout server 30s\nfrontend fe\n    bind 127.0.0.1:",
+      frontend_port_,
+      "\n    http-after-response set-header X-Pid %pid\n"
+      "    http-request deny if { src -f ",
+      blocked, " }\n    http-request deny if { src -f ", dir_.File("state/inside.acl"),
+      " }\n    http-request deny if { src -f ", other.File("outside.acl"),
+      " }\n    http-request set-header X-Linked %[req.hdr(host),map(", dir_.File("link/linked.map"),
+      ",none)]\n    http-request set-header X-Final %[req.hdr(host),map(", dir_.File("final.map"),
+      ",none)]\n    use_backend %[req.hdr(host),lower,map(", hosts,
+      ",be_app)]\nbackend be_app\n    server SRV_1 127.0.0.1:", backend_a_->port(),
+      "\nbackend be_other\n    server o1 127.0.0.1:", backend_b_->port(), "\n");
+  StartHaproxy(config);
+  StartHawk();
+  auto acl = [](const std::string& name) {
+    return absl::StrCat(R"({"name":)", JsonQuote(name), R"(,"patterns":["203.0.113.9"]})");
+  };
+  auto map = [](const std::string& name) {
+    return absl::StrCat(R"({"name":)", JsonQuote(name),
+                        R"(,"entries":[{"key":"pwned.example.com","value":"be_other"}]})");
+  };
+  std::string desired = absl::StrCat(
+      R"({"version":"v1","maps":[)", map(hosts), ",", map(dir_.File("link/linked.map")), ",",
+      map(dir_.File("final.map")), R"(],"acls":[)", acl(blocked), ",", acl(dotdot_victim), ",",
+      acl(dir_.File("unlisted.acl")), ",", acl(dir_.File("state/inside.acl")), ",",
+      acl(other.File("outside.acl")), "]}");
+  HttpResult put = hawk_->Put("/v1/state", desired);
+  ASSERT_EQ(put.status, 200) << put.body;
+
+  HttpResult r = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(r.status, 200) << r.body << hawk_->LogTail();
+  ReloadView v = ParseReloadResponse(r.body);
+  // Written: the two files HAProxy loaded, in the directory, as they are.
+  EXPECT_EQ(ReadFile(hosts), "pwned.example.com be_other\n");
+  EXPECT_EQ(ReadFile(blocked), "203.0.113.9\n");
+  EXPECT_THAT(v.log, HasSubstr("map and ACL files: 2 written"));
+  // Untouched, each named in the log with the reason.
+  struct Refused {
+    std::string table;  // as the log names it
+    std::string file;   // what must not change
+    std::string before;
+    std::string reason;
+  };
+  for (const Refused& c : std::vector<Refused>{
+           {"ACL " + dotdot_victim, other.File("victim.txt"), "keep\n",
+            "did not load it from this file"},
+           {"ACL " + dir_.File("unlisted.acl"), dir_.File("unlisted.acl"), "keep\n",
+            "did not load it from this file"},
+           {"ACL " + dir_.File("state/inside.acl"), dir_.File("state/inside.acl"), "198.51.100.1\n",
+            "--state-dir"},
+           {"ACL " + other.File("outside.acl"), other.File("outside.acl"), "198.51.100.2\n",
+            "outside --table-files-dir"},
+           {"map " + dir_.File("link/linked.map"), dir_.File("real/linked.map"),
+            "keep.example.com keep\n", "symbolic link"},
+           {"map " + dir_.File("final.map"), dir_.File("real/target.map"),
+            "keep.example.com keep\n", "symbolic link"},
+       }) {
+    SCOPED_TRACE(c.table);
+    EXPECT_EQ(ReadFile(c.file), c.before);
+    std::string line = LogLineOf(v.log, c.table);
+    EXPECT_THAT(line, HasSubstr("not written")) << v.log;
+    EXPECT_THAT(line, HasSubstr(c.reason)) << v.log;
+  }
+  EXPECT_TRUE(::access(dir_.File("final.map").c_str(), F_OK) == 0);
+  struct stat st {};
+  ASSERT_EQ(::lstat(dir_.File("final.map").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+}
+
+// hawk started against a master socket that does not exist: a reload is answered 503
+// UNAVAILABLE with the socket error at once, not after --reload-timeout, and the next one too
+// (nothing queues behind a reload that cannot happen).
+TEST_F(ReloadTest, WithTheMasterUnreachableAReloadIs503AtOnce) {
+  const std::string missing = dir_.File("missing.sock");
+  hawk_ = std::make_unique<HawkProcess>(dir_, missing,
+                                        std::vector<std::string>{"--reload-timeout", "30s"});
+  ASSERT_TRUE(hawk_->ok()) << hawk_->error();
+  ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
+  for (int i = 0; i < 2; ++i) {
+    SCOPED_TRACE(i);
+    Clock::time_point start = Clock::now();
+    HttpResult r = hawk_->Post("/v1/reload", "", seconds(20));
+    ASSERT_EQ(r.status, 503) << r.error << r.body << hawk_->LogTail();
+    EXPECT_LT(Clock::now() - start, seconds(10)) << "answered after the reload timeout's wait";
+    ReloadView v = ParseReloadResponse(r.body);
+    EXPECT_EQ(v.error_code, "UNAVAILABLE") << r.body;
+    EXPECT_EQ(v.result, "UNREACHABLE") << r.body;
+    EXPECT_THAT(v.error_message, HasSubstr(missing)) << r.body;
+    EXPECT_THAT(absl::AsciiStrToLower(v.error_message), HasSubstr("no such file or directory"))
+        << r.body;
+  }
+}
+
+// The master briefly unreachable (here its socket gone for a moment, as while it re-executes
+// for a reload): a reload requested meanwhile waits for it and succeeds.
+TEST_F(ReloadTest, AReloadWhileTheMasterIsBrieflyUnreachableWaitsForIt) {
+  StartHaproxy(BasicHaproxyConfig(frontend_port_, backend_a_->port()));
+  auto relay = std::make_unique<UnixRelay>(dir_.File("relay.sock"), haproxy_->master_socket());
+  ASSERT_TRUE(relay->Start());
+  StartHawk({}, relay->path());
+  int old_worker = haproxy_->CurrentWorkerPid();
+  relay.reset();  // closes hawk's connections and removes the socket
+  ASSERT_TRUE(WaitUntil([&] { return !hawk_->Workers().master_reachable; }, seconds(5)))
+      << hawk_->Workers().raw;
+  HttpResult reload;
+  std::thread post([&] { reload = hawk_->Post("/v1/reload", "", seconds(20)); });
+  relay = std::make_unique<UnixRelay>(dir_.File("relay.sock"), haproxy_->master_socket());
+  bool restarted = static_cast<bool>(relay->Start());
+  post.join();
+  ASSERT_TRUE(restarted);
+  ASSERT_EQ(reload.status, 200) << reload.error << reload.body << hawk_->LogTail();
+  ReloadView v = ParseReloadResponse(reload.body);
+  EXPECT_EQ(v.result, "SUCCEEDED");
+  EXPECT_NE(v.new_worker_pid, old_worker);
 }
 
 }  // namespace
