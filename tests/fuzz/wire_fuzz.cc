@@ -8,14 +8,29 @@
 //   - every command a builder hands out passes cli::ValidateCommand;
 //   - every dialect on every version reads back exactly the commands planned: the same worker,
 //     the same words, a payload exactly where hawk attached one; no line opens a payload hawk
-//     did not mean, and no byte starts a second command.
+//     did not mean, and no byte starts a second command;
+//   - no map or ACL name reaches a file outside the table-files directory: in names, `{T}`
+//     stands for a fixed tree (T/dir: hosts.map, state/inside.map with state excluded as
+//     --state-dir is, link -> ../out; T/out/victim), and store::ConfinedDir finds a file for a
+//     name only when the file it names is a regular file inside T/dir and outside T/dir/state.
+//     (tests/fuzz/confined_dir_fuzz.cc checks ConfinedDir itself against an oracle.)
 // Seeds: tests/fuzz/corpus/json and tests/fuzz/corpus/wire.
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/string_view.h"
 #include "agent/cli/command.h"
 #include "agent/cli/wire.h"
@@ -25,6 +40,7 @@
 #include "agent/plan/commands.h"
 #include "agent/plan/plan.h"
 #include "agent/reconcile/outcome.h"
+#include "agent/store/confined_dir.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/support/haproxy_cli_reader.h"
 
@@ -142,6 +158,63 @@ void CheckWire(const DesiredState& state) {
   }
 }
 
+// The fixed tree names are resolved in, built once.
+struct Tree {
+  std::string root;  // T
+  std::unique_ptr<hawk::store::ConfinedDir> dir;
+};
+
+const Tree& FixedTree() {
+  static const Tree* tree = [] {
+    auto* t = new Tree;
+    char pattern[] = "/tmp/hawk-wire-fuzz-XXXXXX";
+    HAWK_FUZZ_CHECK(::mkdtemp(pattern) != nullptr, "cannot make the fixed tree");
+    t->root = pattern;
+    for (const char* d : {"/dir", "/dir/state", "/out"}) {
+      HAWK_FUZZ_CHECK(::mkdir((t->root + d).c_str(), 0755) == 0, "cannot make the fixed tree");
+    }
+    for (const char* f : {"/dir/hosts.map", "/dir/state/inside.map", "/out/victim"}) {
+      std::FILE* file = std::fopen((t->root + f).c_str(), "w");
+      HAWK_FUZZ_CHECK(file != nullptr, "cannot make the fixed tree");
+      std::fclose(file);
+    }
+    HAWK_FUZZ_CHECK(::symlink("../out", (t->root + "/dir/link").c_str()) == 0,
+                    "cannot make the fixed tree");
+    hawk::store::ConfinedDirOptions options;
+    options.name = "--table-files-dir";
+    options.excluded.push_back({"--state-dir", t->root + "/dir/state"});
+    auto dir = hawk::store::ConfinedDir::Create(t->root + "/dir", options);
+    HAWK_FUZZ_CHECK(dir.ok(), "cannot open the fixed tree");
+    t->dir = *std::move(dir);
+    // The replay runs once per ctest: leave no directory behind.
+    std::atexit([] { std::filesystem::remove_all(FixedTree().root); });
+    return t;
+  }();
+  return *tree;
+}
+
+void CheckConfined(const std::string& name) {
+  const Tree& tree = FixedTree();
+  std::string path = absl::StrReplaceAll(name, {{"{T}", tree.root}});
+  if (!tree.dir->Lookup(path).ok()) return;
+  char* real = ::realpath(path.c_str(), nullptr);
+  HAWK_FUZZ_CHECK(real != nullptr, "a name ConfinedDir found has no real path");
+  std::string resolved = real;
+  ::free(real);
+  struct stat st;
+  HAWK_FUZZ_CHECK(::lstat(resolved.c_str(), &st) == 0 && S_ISREG(st.st_mode),
+                  "a name ConfinedDir found is not a regular file");
+  HAWK_FUZZ_CHECK(absl::StartsWith(resolved, tree.root + "/dir/") &&
+                      !absl::StartsWith(resolved, tree.root + "/dir/state/"),
+                  "a map or ACL name reaches a file outside the table-files directory");
+  HAWK_FUZZ_CHECK(path == resolved, "a name ConfinedDir found reaches its file another way");
+}
+
+void CheckFiles(const DesiredState& state) {
+  for (const auto& [name, table] : state.maps) CheckConfined(name);
+  for (const auto& [name, table] : state.acls) CheckConfined(name);
+}
+
 const DesiredState& Held() {
   static const DesiredState* held = [] {
     auto state = hawk::model::ParseDesiredState(R"({"version": "v1",
@@ -158,11 +231,15 @@ const DesiredState& Held() {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::string_view json(reinterpret_cast<const char*>(data), size);
-  if (auto state = hawk::model::ParseDesiredState(json); state.ok()) CheckWire(*state);
+  if (auto state = hawk::model::ParseDesiredState(json); state.ok()) {
+    CheckWire(*state);
+    CheckFiles(*state);
+  }
   if (auto patch = hawk::model::ParseStatePatch(json, Held()); patch.ok()) {
     DesiredState state = Held();
     hawk::model::ApplyDelta(hawk::model::PatchToDelta(*patch, Held()), &state);
     CheckWire(state);
+    CheckFiles(state);
   }
   return 0;
 }
