@@ -52,7 +52,12 @@ void HandlePush(const http::Request& request, http::Responder responder, bool pa
     });
   };
   absl::Status accepted = patch ? state->Patch(request.body, done) : state->Put(request.body, done);
-  if (!accepted.ok()) responder.Send(http::ErrorFromStatus(accepted));
+  if (accepted.ok()) return;
+  http::Response refusal = http::ErrorFromStatus(accepted);
+  // Refused up front as too large for the journal (a record or the snapshot), nothing applied:
+  // the request's content is too large, not the disk full (that is 507, from `done`).
+  if (absl::IsResourceExhausted(accepted)) refusal.status = 413;
+  responder.Send(std::move(refusal));
 }
 
 }  // namespace

@@ -4,10 +4,11 @@
 //
 // PUT and PATCH are validated in full before anything happens: an invalid document gets 400
 // naming the field, an out-of-order generation 409 carrying `currentGeneration` (the one hawk
-// holds), and nothing is persisted or applied. An accepted change is durable before it is
-// applied to the workers (a full or read-only state directory: 507 / 503, nothing applied); the
-// answer waits until each target worker has finished or `?timeoutMs=` (default 2000) passes, and
-// carries the per-worker outcome.
+// holds), a change too large for the journal 413 (its record, or the snapshot of the state it
+// would make, over the limit; the message names the size and the limit), and nothing is
+// persisted or applied. An accepted change is durable before it is answered (a full or read-only
+// state directory: 507 / 503, nothing applied); the answer waits until each target worker has
+// finished or `?timeoutMs=` (default 2000) passes, and carries the per-worker outcome.
 
 #include "agent/api/router.h"
 #include "agent/api/state_service.h"
