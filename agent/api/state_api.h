@@ -21,7 +21,11 @@ inline constexpr int64_t kMaxPushTimeoutMs = 60000;
 
 void RegisterStateRoutes(Router* router, StateService* state, reconcile::Reconciler* reconciler);
 
-// The PUT/PATCH answer, hawk.v1.PushResponse in the proto3 JSON mapping.
+// The PUT/PATCH answer, hawk.v1.PushResponse in the proto3 JSON mapping. Always 200: the state is
+// durable and each worker gets it as hawk reaches it. `delivery` says how far it got by the
+// answer: ALL_WORKERS (every target worker finished applying it, APPLIED or PARTIAL),
+// SOME_WORKERS (others still PENDING) or NO_WORKER (none finished, or none is reachable:
+// `workers` is empty); a `warning` in words comes with the last two.
 std::string PushOutcomeToJson(const reconcile::PushOutcome& outcome);
 
 }  // namespace hawk::api
