@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -145,6 +146,13 @@ absl::Status StateService::Load() {
     has_state_ = true;
   }
   snapshot_size_.Reset(*state_);
+  if (snapshot_size_.bytes() > journal_->max_snapshot_bytes()) {
+    // Records written by a hawk that did not count: loadable, but never compacted.
+    base::LogWarn("desired state: its snapshot would take about ", snapshot_size_.bytes(),
+                  " bytes, more than the ", journal_->max_snapshot_bytes(),
+                  " bytes hawk loads at start: pushes that grow it are refused, and the journal "
+                  "keeps every record, until pushes shrink it");
+  }
   if (has_state_) {
     base::LogInfo("loaded desired state \"", state_->version, "\" (", state_->server_count(),
                   " servers, ", state_->map_entry_count(), " map entries, ",
@@ -398,6 +406,9 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
 
 void StateService::MaybeCompact() {
   if (!uncommitted_.empty() || !journal_->WantsCompaction()) return;
+  // A state too large to compact stays so until pushes shrink it: encoding it again on every
+  // push in between would only be refused again.
+  if (snapshot_size_.bytes() >= compaction_too_large_at_) return;
   // The state now is exactly the state as of the last durable record.
   std::string snapshot = model::DesiredStateToJson(*state_);
   snapshot.push_back('\n');
@@ -406,6 +417,11 @@ void StateService::MaybeCompact() {
     // keeps from writing a snapshot that loading refuses.
     base::LogError("desired state: the snapshot holds ", snapshot.size(), " bytes, more than the ",
                    snapshot_size_.bytes(), " counted for it");
+  }
+  if (snapshot.size() > journal_->max_snapshot_bytes()) {
+    compaction_too_large_at_ = snapshot_size_.bytes();
+  } else {
+    compaction_too_large_at_ = std::numeric_limits<uint64_t>::max();
   }
   uint64_t seq = journal_->durable_seq();
   journal_->Compact(std::move(snapshot), seq, [seq](absl::Status status) {

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -120,6 +121,9 @@ class StateService {
   bool has_state_ = false;
   // The size of *state_'s snapshot, with every uncommitted change counted (journal only).
   model::SnapshotSize snapshot_size_;
+  // The count at which a snapshot was too large for the journal: no compaction is tried again
+  // until the state is counted smaller.
+  uint64_t compaction_too_large_at_ = std::numeric_limits<uint64_t>::max();
   std::deque<std::unique_ptr<Uncommitted>> uncommitted_;  // in journal order
   uint64_t next_uncommitted_id_ = 1;
   StateServiceStats stats_;

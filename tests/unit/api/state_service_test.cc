@@ -22,6 +22,8 @@
 #include "absl/time/clock.h"
 #include "agent/base/status_field.h"
 #include "agent/cli/client.h"
+#include "agent/model/delta.h"
+#include "agent/model/delta_json.h"
 #include "agent/model/desired_json.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
@@ -709,6 +711,59 @@ TEST_F(StateServiceTest, APushThatWouldOutgrowTheSnapshotLimitIsRefused) {
   EXPECT_GE(journal_stats().compactions, 1u);
   Start();
   ASSERT_NE(service().current(), nullptr);
+  EXPECT_EQ(Current(), acknowledged);
+}
+
+// Records of a hawk that did not count may hold a state whose snapshot is over the limit. It
+// loads (records are not snapshots), pushes that grow it are refused, pushes that do not still
+// go, no compaction writes a snapshot loading would refuse, and once pushes shrink it a
+// compaction goes through.
+TEST_F(StateServiceTest, AStateOverTheSnapshotLimitLoadedFromRecordsCanShrink) {
+  model::DesiredState big = Parse(kState);
+  for (int i = 0; i < 10; ++i) big.maps["/big"].Set(absl::StrCat("k", i), std::string(1000, 'v'));
+  hawk_.reset();
+  {
+    store::JournalOptions options;
+    options.dir = dir_;
+    absl::StatusOr<std::unique_ptr<store::Journal>> journal =
+        store::Journal::Open(loop_.get(), options);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    ASSERT_TRUE((*journal)->Load().ok());
+    bool done = false;
+    ASSERT_TRUE((*journal)
+                    ->Append(model::DeltaToJson(model::DeltaFromState(big)),
+                             [&](absl::Status status) {
+                               EXPECT_TRUE(status.ok()) << status;
+                               done = true;
+                             })
+                    .ok());
+    ASSERT_TRUE(Run([&] { return done; }));
+  }
+  journal_options_.max_snapshot_bytes = 4096;
+  journal_options_.compact_after_bytes = 1;  // a compaction is due after every push
+  Start();
+  ASSERT_EQ(Current(), big);
+
+  absl::StatusOr<uint64_t> grown = PatchAndWait(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "new", "value": "1"}]}]}})");
+  EXPECT_TRUE(absl::IsResourceExhausted(grown.status())) << grown.status();
+  EXPECT_EQ(Current(), big);
+  ASSERT_TRUE(PatchAndWait(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "a", "value": "9"}]}]}})")
+                  .ok());  // the same size
+  ASSERT_TRUE(Run([&] { return !journal().compacting(); }));
+  EXPECT_THAT(Snapshots(), IsEmpty());
+  ASSERT_TRUE(PatchAndWait(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "b", "value": "8"}]}]}})")
+                  .ok());
+  EXPECT_THAT(Snapshots(), IsEmpty());
+
+  ASSERT_TRUE(PatchAndWait(R"({"remove": {"maps": [{"name": "/big", "whole": true}]}})").ok());
+  ASSERT_TRUE(Run([&] { return !journal().compacting(); }));
+  EXPECT_EQ(Snapshots().size(), 1u);
+  const model::DesiredState acknowledged = Current();
+  EXPECT_EQ(acknowledged.FindMap("/big"), nullptr);
+  Start();
   EXPECT_EQ(Current(), acknowledged);
 }
 
