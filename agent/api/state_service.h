@@ -53,7 +53,7 @@ struct StateServiceStats {
   uint64_t puts = 0;
   uint64_t patches = 0;
   uint64_t unchanged = 0;  // accepted, nothing to do
-  uint64_t refused = 0;    // invalid, out of order
+  uint64_t refused = 0;    // invalid, out of order, too large for the journal
   uint64_t persist_failures = 0;
   uint64_t objects_changed = 0;  // servers, entries and patterns, over every accepted change
 };
@@ -68,10 +68,10 @@ struct StateServiceOptions {
 class StateService {
  public:
   // Called once the change is durable (with the push's reconciler sequence number, for
-  // Reconciler::WaitForPush) or refused by the journal. A change that only touches objects
-  // managed before it is sent to the workers while the journal syncs; if the journal then
-  // refuses it, the refusal comes once the workers were put back (or that wait timed out, which
-  // the status says).
+  // Reconciler::WaitForPush) or with the error of its failed journal batch. A change that only
+  // touches objects managed before it is sent to the workers while the journal syncs; if the
+  // journal then refuses it, the refusal comes once the workers were put back (or that wait timed
+  // out, which the status says).
   using Done = std::function<void(absl::StatusOr<uint64_t> seq)>;
 
   StateService(uv_loop_t* loop, store::Journal* journal, reconcile::Reconciler* reconciler,
