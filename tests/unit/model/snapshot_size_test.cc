@@ -57,7 +57,7 @@ TEST(SnapshotSizeTest, CountsEveryEscapeAndNumberAsTheSnapshotWritesThem) {
 }
 
 TEST(SnapshotSizeTest, FollowsEveryChangeAndItsRevert) {
-  for (uint32_t seed = 0; seed < 300; ++seed) {
+  for (uint32_t seed = 0; seed < 150; ++seed) {
     Generator gen(seed);
     DesiredState state = gen.State();
     SnapshotSize size;
