@@ -27,6 +27,7 @@
 #include "agent/base/address.h"
 #include "agent/base/log.h"
 #include "agent/status/status_main.h"
+#include "agent/store/journal.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/signal.h"
 
@@ -43,6 +44,10 @@ ABSL_FLAG(absl::Duration, poll_interval, absl::Seconds(1),
 ABSL_FLAG(std::string, state_dir, "",
           "Directory where the desired state is persisted before each PUT is acknowledged, and "
           "loaded from at start (created with mode 0700). Empty: memory only");
+ABSL_FLAG(uint64_t, state_max_record_bytes, 64 << 20,
+          "The largest journal record one push may write to --state-dir (its change, as "
+          "persisted): a push whose change needs more is refused with 413, nothing applied. At "
+          "most, and by default, 64 MiB (67108864)");
 ABSL_FLAG(absl::Duration, resync_interval, absl::Seconds(10),
           "How often every worker is re-observed and repaired (drift behind hawk's back)");
 ABSL_FLAG(std::string, workers, "all",
@@ -222,6 +227,14 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
     return absl::InvalidArgumentError("--poll-interval must be between 10ms and 1h");
   }
   config.state_dir = absl::GetFlag(FLAGS_state_dir);
+  config.state_max_record_bytes = absl::GetFlag(FLAGS_state_max_record_bytes);
+  if (config.state_max_record_bytes < 1024 ||
+      config.state_max_record_bytes > hawk::store::JournalOptions{}.max_record_bytes) {
+    // Not above the journal's own limit: that also bounds what is read back at start.
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--state-max-record-bytes must be between 1024 and ",
+        hawk::store::JournalOptions{}.max_record_bytes, ", got ", config.state_max_record_bytes));
+  }
   config.resync_interval = absl::GetFlag(FLAGS_resync_interval);
   if (config.resync_interval < absl::Milliseconds(100) ||
       config.resync_interval > absl::Hours(24)) {

@@ -73,10 +73,14 @@ void SingleAppends(uv_loop_t* loop, const std::string& dir, size_t payload_bytes
   for (int i = 0; i < count; ++i) {
     bool done = false;
     Clock::time_point start = Clock::now();
-    journal->Append(payload, [&](absl::Status status) {
-      Check(status, "append");
-      done = true;
-    });
+    Check(journal
+              ->Append(payload,
+                       [&](absl::Status status) {
+                         Check(status, "append");
+                         done = true;
+                       })
+              .status(),
+          "append");
     RunUntil(loop, [&] { return done; });
     ms.push_back(Ms(Clock::now() - start));
   }
@@ -97,10 +101,14 @@ void Batches(uv_loop_t* loop, const std::string& dir, size_t payload_bytes, int 
     int acked = 0;
     Clock::time_point start = Clock::now();
     for (int i = 0; i < kBatch; ++i) {
-      journal->Append(payload, [&](absl::Status status) {
-        Check(status, "append");
-        ++acked;
-      });
+      Check(journal
+                ->Append(payload,
+                         [&](absl::Status status) {
+                           Check(status, "append");
+                           ++acked;
+                         })
+                .status(),
+            "append");
     }
     RunUntil(loop, [&] { return acked == kBatch; });
     ms.push_back(Ms(Clock::now() - start));
@@ -119,10 +127,14 @@ void Compactions(uv_loop_t* loop, const std::string& dir, size_t snapshot_bytes,
   std::vector<double> total;
   for (int r = 0; r < rounds; ++r) {
     bool appended = false;
-    journal->Append(std::string(200, 'r'), [&](absl::Status status) {
-      Check(status, "append");
-      appended = true;
-    });
+    Check(journal
+              ->Append(std::string(200, 'r'),
+                       [&](absl::Status status) {
+                         Check(status, "append");
+                         appended = true;
+                       })
+              .status(),
+          "append");
     RunUntil(loop, [&] { return appended; });
     bool done = false;
     Clock::time_point start = Clock::now();

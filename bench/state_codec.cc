@@ -14,6 +14,7 @@
 #include "agent/model/desired_json.h"
 #include "agent/model/json_input.h"
 #include "agent/model/patch.h"
+#include "agent/model/snapshot_size.h"
 
 namespace {
 
@@ -131,6 +132,39 @@ void BM_PatchOneServer(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_PatchOneServer)->Unit(benchmark::kMicrosecond);
+
+// BM_PatchOneServer with the snapshot's size counted from the change, as StateService does on
+// every push (the difference between the two is what counting costs).
+void BM_PatchOneServerCounted(benchmark::State& state) {
+  DesiredState held = *hawk::model::ParseDesiredState(Original());
+  hawk::model::SnapshotSize size;
+  size.Reset(held);
+  int i = 0;
+  for (auto _ : state) {
+    std::string body = absl::StrCat(
+        R"({"upsert":{"backends":[{"name":"be_app","servers":[{"name":"SRV_5","address":"10.0.0.)",
+        1 + (i++ % 200), R"("}]}]}})");
+    hawk::model::StatePatch patch = *hawk::model::ParseStatePatch(body, held);
+    hawk::model::Delta delta = hawk::model::PatchToDelta(patch, held);
+    hawk::model::AppliedDelta applied = hawk::model::ApplyDelta(delta, &held);
+    hawk::model::SnapshotSize::Undo counted = size.Apply(applied.summary, held);
+    std::string record = hawk::model::DeltaToJson(delta);
+    benchmark::DoNotOptimize(record);
+    benchmark::DoNotOptimize(counted);
+  }
+}
+BENCHMARK(BM_PatchOneServerCounted)->Unit(benchmark::kMicrosecond);
+
+// Counting the whole state, once at start (BM_CanonicalJson is what encoding it costs).
+void BM_SnapshotSizeReset(benchmark::State& state) {
+  DesiredState held = *hawk::model::ParseDesiredState(Original());
+  hawk::model::SnapshotSize size;
+  for (auto _ : state) {
+    size.Reset(held);
+    benchmark::DoNotOptimize(size.bytes());
+  }
+}
+BENCHMARK(BM_SnapshotSizeReset)->Unit(benchmark::kMillisecond);
 
 void BM_CanonicalJson(benchmark::State& state) {
   DesiredState held = *hawk::model::ParseDesiredState(Original());

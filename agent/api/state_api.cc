@@ -52,17 +52,48 @@ void HandlePush(const http::Request& request, http::Responder responder, bool pa
     });
   };
   absl::Status accepted = patch ? state->Patch(request.body, done) : state->Put(request.body, done);
-  if (!accepted.ok()) responder.Send(http::ErrorFromStatus(accepted));
+  if (accepted.ok()) return;
+  http::Response refusal = http::ErrorFromStatus(accepted);
+  // Refused up front as too large for the journal (a record or the snapshot), nothing applied:
+  // the request's content is too large, not the disk full (that is 507, from `done`).
+  if (absl::IsResourceExhausted(accepted)) refusal.status = 413;
+  responder.Send(std::move(refusal));
 }
 
 }  // namespace
 
 std::string PushOutcomeToJson(const reconcile::PushOutcome& outcome) {
+  size_t finished = 0;
+  for (const reconcile::WorkerOutcome& o : outcome.workers) {
+    if (o.result != reconcile::PushResult::kPending) ++finished;
+  }
+  size_t targets = outcome.workers.size();
   base::JsonWriter w;
   w.BeginObject();
   w.Key("version").String(outcome.version);
   if (outcome.generation.has_value()) {
     w.Key("generation").String(absl::StrCat(*outcome.generation));  // proto3: int64 as string
+  }
+  // Said in so many words: `"workers":[]` alone reads like a success to a controller that only
+  // checks the status code and scans the list for failures.
+  if (targets == 0) {
+    w.Key("delivery").String("NO_WORKER");
+    w.Key("warning").String(
+        "the state is durable, but no worker is reachable (the master CLI is unreachable or lists "
+        "no worker): each worker gets it once hawk reaches it; see GET /v1/workers");
+  } else if (finished == 0) {
+    w.Key("delivery").String("NO_WORKER");
+    w.Key("warning").String(
+        "the state is durable, but no worker finished applying it before the timeout: each gets "
+        "it when its reconcile completes; see each worker's reason");
+  } else if (finished < targets) {
+    w.Key("delivery").String("SOME_WORKERS");
+    w.Key("warning").String(
+        absl::StrCat("the state is durable, but ", targets - finished, " of ", targets,
+                     " workers did not finish applying it before the timeout: "
+                     "each gets it when its reconcile completes; see its reason"));
+  } else {
+    w.Key("delivery").String("ALL_WORKERS");
   }
   w.Key("workers").BeginArray();
   for (const reconcile::WorkerOutcome& o : outcome.workers) {

@@ -3,6 +3,9 @@
 #include <malloc.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,6 +35,14 @@ std::string Held(absl::optional<int64_t> generation) {
 // How long a refused push's answer waits for the workers that took it to be put back.
 constexpr absl::Duration kRollbackTimeout = absl::Seconds(10);
 
+// Programmer errors only: the journal broke its promise about the order of its dones, or this
+// file its bookkeeping. Answering on would acknowledge the wrong push.
+[[noreturn]] void Fatal(absl::string_view message) {
+  std::fprintf(stderr, "hawk::api::StateService: %.*s\n", static_cast<int>(message.size()),
+               message.data());
+  std::abort();
+}
+
 // True when undoing the change and reconciling puts every worker back where it was: the change
 // only touches objects hawk managed before it. A server, backend or table that becomes managed
 // has no known value before (the worker holds whatever its configuration or file said), and a
@@ -53,9 +64,11 @@ bool RevertibleOnWorkers(const model::ChangeSummary& summary) {
 
 // A change applied to the state and handed to the journal, not yet durable.
 struct StateService::Uncommitted {
-  uint64_t id = 0;
+  uint64_t id = 0;           // the binding of its journal done: never reused
+  uint64_t journal_seq = 0;  // its record's (a failed batch's seqs are handed out again)
   bool had_state = false;
   model::Undo undo;
+  model::SnapshotSize::Undo counted;  // what it added to snapshot_size_
   // Published before it was durable (seq valid, summary empty), or published once it is.
   bool published = false;
   uint64_t seq = 0;
@@ -70,8 +83,19 @@ constexpr uint64_t kReleaseParserAfterMs = 10000;
 }  // namespace
 
 StateService::StateService(uv_loop_t* loop, store::Journal* journal,
-                           reconcile::Reconciler* reconciler, model::DesiredState* state)
-    : journal_(journal), release_parser_(loop), reconciler_(reconciler), state_(state) {}
+                           reconcile::Reconciler* reconciler, model::DesiredState* state,
+                           StateServiceOptions options)
+    : journal_(journal),
+      options_(options),
+      release_parser_(loop),
+      reconciler_(reconciler),
+      state_(state) {}
+
+size_t StateService::max_record_bytes() const {
+  size_t journal_limit = journal_->max_record_bytes();
+  return options_.max_record_bytes == 0 ? journal_limit
+                                        : std::min(options_.max_record_bytes, journal_limit);
+}
 
 model::json::JsonInput StateService::Input(const std::string& body) {
   bool padded = body.capacity() >= body.size() + model::json::kReadPadding;
@@ -120,6 +144,14 @@ absl::Status StateService::Load() {
     }
     model::ApplyDelta(*delta, state_);
     has_state_ = true;
+  }
+  snapshot_size_.Reset(*state_);
+  if (snapshot_size_.bytes() > journal_->max_snapshot_bytes()) {
+    // Records written by a hawk that did not count: loadable, but never compacted.
+    base::LogWarn("desired state: its snapshot would take about ", snapshot_size_.bytes(),
+                  " bytes, more than the ", journal_->max_snapshot_bytes(),
+                  " bytes hawk loads at start: pushes that grow it are refused, and the journal "
+                  "keeps every record, until pushes shrink it");
   }
   if (has_state_) {
     base::LogInfo("loaded desired state \"", state_->version, "\" (", state_->server_count(),
@@ -174,8 +206,7 @@ absl::Status StateService::Put(const std::string& body, Done done) {
     ++stats_.refused;
     return order;
   }
-  Commit(*std::move(delta), std::move(done));
-  return absl::OkStatus();
+  return Commit(*std::move(delta), std::move(done));
 }
 
 absl::Status StateService::Patch(const std::string& body, Done done) {
@@ -223,11 +254,10 @@ absl::Status StateService::Patch(const std::string& body, Done done) {
       }
     }
   }
-  Commit(std::move(delta), std::move(done));
-  return absl::OkStatus();
+  return Commit(std::move(delta), std::move(done));
 }
 
-void StateService::Commit(model::Delta delta, Done done) {
+absl::Status StateService::Commit(model::Delta delta, Done done) {
   bool had_state = has_state_;
   std::string version_before = state_->version;
   absl::optional<int64_t> generation_before = state_->generation;
@@ -238,17 +268,59 @@ void StateService::Commit(model::Delta delta, Done done) {
     // Nothing changed (a retry, upserts of what is held): nothing to persist or send.
     ++stats_.unchanged;
     done(reconciler_->latest_seq());
-    return;
+    return absl::OkStatus();
+  }
+  if (journal_ == nullptr) {
+    stats_.objects_changed += delta.object_count();
+    done(reconciler_->Publish(applied.summary));
+    return absl::OkStatus();
+  }
+  // A change the journal cannot take is refused here, before it is sent, answered or written:
+  // undone at once, nothing else saw it.
+  uint64_t snapshot_before = snapshot_size_.bytes();
+  model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.summary, *state_);
+  auto refuse = [&](absl::Status status) {
+    snapshot_size_.Revert(std::move(counted));
+    model::UndoDelta(std::move(applied.undo), state_);
+    has_state_ = had_state;
+    ++stats_.refused;
+    return status;
+  };
+  // Loading refuses a snapshot above the limit: a state that needs one would keep hawk from
+  // starting again. A change that does not grow the state still goes (it cannot make it worse).
+  uint64_t snapshot_bytes = snapshot_size_.bytes();
+  if (snapshot_bytes > journal_->max_snapshot_bytes() && snapshot_bytes > snapshot_before) {
+    return refuse(absl::ResourceExhaustedError(
+        absl::StrCat("the desired state would need a snapshot of ", snapshot_bytes,
+                     " bytes, more than the ", journal_->max_snapshot_bytes(),
+                     " bytes hawk loads at start; nothing changed (remove objects to make room)")));
+  }
+  std::string record = model::DeltaToJson(delta);
+  if (record.size() > max_record_bytes()) {
+    return refuse(absl::ResourceExhaustedError(absl::StrCat(
+        "the change would be a journal record of ", record.size(),
+        " bytes, more than the limit of ", max_record_bytes(),
+        " bytes (--state-max-record-bytes); nothing changed (split it into smaller pushes)")));
+  }
+  uint64_t id = next_uncommitted_id_++;
+  absl::StatusOr<uint64_t> journal_seq = journal_->Append(
+      std::move(record),
+      lifetime_.Guard([this, id](absl::Status status) { OnDurable(id, std::move(status)); }));
+  if (!journal_seq.ok()) {  // the journal is broken
+    ++stats_.persist_failures;
+    base::LogError("desired state: not made durable, so not applied: ",
+                   journal_seq.status().message());
+    return refuse(absl::Status(journal_seq.status().code(),
+                               absl::StrCat("could not persist the state, so nothing was applied: ",
+                                            journal_seq.status().message())));
   }
   stats_.objects_changed += delta.object_count();
-  if (journal_ == nullptr) {
-    done(reconciler_->Publish(applied.summary));
-    return;
-  }
   auto entry = std::make_unique<Uncommitted>();
-  entry->id = next_uncommitted_id_++;
+  entry->id = id;
+  entry->journal_seq = *journal_seq;
   entry->had_state = had_state;
   entry->undo = std::move(applied.undo);
+  entry->counted = std::move(counted);
   entry->done = std::move(done);
   // "Managed before" must mean managed in the durable state: behind a change still waiting for
   // the journal with objects of its own, this one waits too.
@@ -263,16 +335,31 @@ void StateService::Commit(model::Delta delta, Done done) {
   } else {
     entry->summary = std::move(applied.summary);
   }
-  uint64_t id = entry->id;
   uncommitted_.push_back(std::move(entry));
-  journal_->Append(model::DeltaToJson(delta), lifetime_.Guard([this, id](absl::Status status) {
-    OnDurable(id, std::move(status));
-  }));
+  return absl::OkStatus();
 }
 
 void StateService::OnDurable(uint64_t id, absl::Status status) {
-  if (uncommitted_.empty() || uncommitted_.front()->id > id) return;  // undone with its batch
+  // Each journal done is bound to its own change by `id`. A change below the oldest one waiting
+  // was undone and refused with the first record of its failed batch.
+  if (uncommitted_.empty() || id < uncommitted_.front()->id) {
+    if (status.ok()) {
+      Fatal(absl::StrCat("the journal made the record of change ", id,
+                         " durable after the change was undone as failed"));
+    }
+    return;
+  }
+  Uncommitted& oldest = *uncommitted_.front();
+  // The journal makes records durable, or fails them, in seq order: the order of the changes.
+  if (oldest.id != id) {
+    Fatal(absl::StrCat("the journal reports on the record of change ", id,
+                       " while the oldest change waiting for it is ", oldest.id));
+  }
   if (status.ok()) {
+    if (journal_->durable_seq() < oldest.journal_seq) {
+      Fatal(absl::StrCat("change ", id, " was reported durable, but its record ",
+                         oldest.journal_seq, " is past the durable seq ", journal_->durable_seq()));
+    }
     std::unique_ptr<Uncommitted> entry = std::move(uncommitted_.front());
     uncommitted_.pop_front();
     uint64_t seq = entry->published ? entry->seq : reconciler_->Publish(entry->summary);
@@ -288,6 +375,7 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
   bool sent = false;
   for (auto it = failed.rbegin(); it != failed.rend(); ++it) {
     model::UndoDelta(std::move((*it)->undo), state_);
+    snapshot_size_.Revert(std::move((*it)->counted));
     has_state_ = (*it)->had_state;
     sent = sent || (*it)->published;
   }
@@ -318,9 +406,23 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
 
 void StateService::MaybeCompact() {
   if (!uncommitted_.empty() || !journal_->WantsCompaction()) return;
+  // A state too large to compact stays so until pushes shrink it: encoding it again on every
+  // push in between would only be refused again.
+  if (snapshot_size_.bytes() >= compaction_too_large_at_) return;
   // The state now is exactly the state as of the last durable record.
   std::string snapshot = model::DesiredStateToJson(*state_);
   snapshot.push_back('\n');
+  if (snapshot.size() > snapshot_size_.bytes()) {
+    // Pushes were measured against a count that is short: a bug, which the journal's own check
+    // keeps from writing a snapshot that loading refuses.
+    base::LogError("desired state: the snapshot holds ", snapshot.size(), " bytes, more than the ",
+                   snapshot_size_.bytes(), " counted for it");
+  }
+  if (snapshot.size() > journal_->max_snapshot_bytes()) {
+    compaction_too_large_at_ = snapshot_size_.bytes();
+  } else {
+    compaction_too_large_at_ = std::numeric_limits<uint64_t>::max();
+  }
   uint64_t seq = journal_->durable_seq();
   journal_->Compact(std::move(snapshot), seq, [seq](absl::Status status) {
     if (!status.ok()) {

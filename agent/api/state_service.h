@@ -16,6 +16,13 @@
 // Compaction (a snapshot of the whole state, written on the threadpool) runs when the journal
 // asks for it, between pushes.
 //
+// What the journal cannot take is refused before anything is applied, sent or written
+// (ResourceExhausted, naming the size and the limit; the API answers 413): a change whose record
+// would exceed max_record_bytes (StateServiceOptions, at most the journal's), and a change that
+// grows the state past what a snapshot may hold (max_snapshot_bytes: loading refuses a bigger one,
+// so such a state would keep hawk from starting again). The snapshot's size is counted as changes
+// are applied (model::SnapshotSize), never by encoding the state on a push.
+//
 // Ordering (both verbs): a `generation` lower than the one held → Aborted naming the one held;
 // equal with other content or version → Aborted; equal with the same → accepted, nothing
 // changes (idempotent retries). PATCH's `baseGeneration`, when given, must equal the generation
@@ -24,6 +31,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <string>
 
@@ -34,6 +42,7 @@
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/json_input.h"
+#include "agent/model/snapshot_size.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/store/journal.h"
 #include "agent/uv/timer.h"
@@ -44,22 +53,29 @@ struct StateServiceStats {
   uint64_t puts = 0;
   uint64_t patches = 0;
   uint64_t unchanged = 0;  // accepted, nothing to do
-  uint64_t refused = 0;    // invalid, out of order
+  uint64_t refused = 0;    // invalid, out of order, too large for the journal
   uint64_t persist_failures = 0;
   uint64_t objects_changed = 0;  // servers, entries and patterns, over every accepted change
+};
+
+struct StateServiceOptions {
+  // A change whose journal record would be larger is refused (413). Only ever lower than the
+  // journal's own max_record_bytes (which also bounds what Load reads back, so it stays fixed);
+  // 0: the journal's.
+  size_t max_record_bytes = 0;
 };
 
 class StateService {
  public:
   // Called once the change is durable (with the push's reconciler sequence number, for
-  // Reconciler::WaitForPush) or refused by the journal. A change that only touches objects
-  // managed before it is sent to the workers while the journal syncs; if the journal then
-  // refuses it, the refusal comes once the workers were put back (or that wait timed out, which
-  // the status says).
+  // Reconciler::WaitForPush) or with the error of its failed journal batch. A change that only
+  // touches objects managed before it is sent to the workers while the journal syncs; if the
+  // journal then refuses it, the refusal comes once the workers were put back (or that wait timed
+  // out, which the status says).
   using Done = std::function<void(absl::StatusOr<uint64_t> seq)>;
 
   StateService(uv_loop_t* loop, store::Journal* journal, reconcile::Reconciler* reconciler,
-               model::DesiredState* state);
+               model::DesiredState* state, StateServiceOptions options = {});
   ~StateService();
   StateService(const StateService&) = delete;
   StateService& operator=(const StateService&) = delete;
@@ -69,8 +85,10 @@ class StateService {
   absl::Status Load();
 
   // Validation and ordering errors come back at once (InvalidArgument naming the field, Aborted
-  // for the generation). Otherwise `done` runs once the change is durable — inside the call when
-  // nothing changed or there is no journal, else from the loop.
+  // for the generation), and so do the journal's refusals (ResourceExhausted for a change too
+  // large, see above; Unavailable when the journal is broken); `done` then never runs. Otherwise
+  // `done` runs exactly once, once the change is durable (or the journal failed it) — inside the
+  // call when nothing changed or there is no journal, else from the loop.
   // `body` is parsed in place when it has json::kReadPadding bytes of spare capacity (as the
   // HTTP layer's request bodies do), else copied.
   absl::Status Put(const std::string& body, Done done);
@@ -86,7 +104,8 @@ class StateService {
   absl::optional<int64_t> HeldGeneration() const;
   absl::Status CheckGeneration(absl::optional<int64_t> generation, bool same_content,
                                absl::string_view version) const;
-  void Commit(model::Delta delta, Done done);
+  absl::Status Commit(model::Delta delta, Done done);
+  size_t max_record_bytes() const;
   void OnDurable(uint64_t journal_seq, absl::Status status);
   void MaybeCompact();
   model::json::JsonInput Input(const std::string& body);
@@ -94,11 +113,17 @@ class StateService {
   void AfterParse();
 
   store::Journal* journal_;
+  StateServiceOptions options_;
   model::json::DocumentParser parser_;
   uv::Timer release_parser_;
   reconcile::Reconciler* reconciler_;
   model::DesiredState* state_;
   bool has_state_ = false;
+  // The size of *state_'s snapshot, with every uncommitted change counted (journal only).
+  model::SnapshotSize snapshot_size_;
+  // The count at which a snapshot was too large for the journal: no compaction is tried again
+  // until the state is counted smaller.
+  uint64_t compaction_too_large_at_ = std::numeric_limits<uint64_t>::max();
   std::deque<std::unique_ptr<Uncommitted>> uncommitted_;  // in journal order
   uint64_t next_uncommitted_id_ = 1;
   StateServiceStats stats_;

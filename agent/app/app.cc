@@ -85,8 +85,10 @@ absl::Status App::Init() {
   reloader_ = std::make_unique<reload::Reloader>(loop_->get(), client_.get(), registry_.get(),
                                                  reconciler_.get(), reloader_options,
                                                  [] { return absl::Now(); });
+  api::StateServiceOptions state_options;
+  state_options.max_record_bytes = config_.state_max_record_bytes;
   state_ = std::make_unique<api::StateService>(loop_->get(), journal_.get(), reconciler_.get(),
-                                               &desired_);
+                                               &desired_, state_options);
   // Refuse to start rather than serve without the state a controller was promised is kept.
   if (absl::Status loaded = state_->Load(); !loaded.ok()) {
     return absl::Status(loaded.code(), absl::StrCat("--state-dir: ", loaded.message()));

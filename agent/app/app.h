@@ -34,6 +34,9 @@ struct Config {
   absl::Duration poll_interval = absl::Seconds(1);
   int max_master_connections = 2;
   std::string state_dir;  // empty: the desired state lives in memory only
+  // --state-max-record-bytes: a push whose change needs a larger journal record is refused (413).
+  // 0: the journal's limit (64 MiB), which it may only lower.
+  size_t state_max_record_bytes = 0;
   absl::Duration resync_interval = absl::Seconds(10);
   bool leaving_workers = true;                  // --workers=all (default) or current
   std::string haproxy_config;                   // --haproxy-config

@@ -33,16 +33,39 @@ size_t Utf8SequenceLength(absl::string_view s, size_t i) {
   return n;
 }
 
-}  // namespace
+// The escape of ASCII byte `c` in a JSON string, or "" when it stands for itself.
+absl::string_view ShortEscape(unsigned char c) {
+  switch (c) {
+    case '"':
+      return "\\\"";
+    case '\\':
+      return "\\\\";
+    case '\n':
+      return "\\n";
+    case '\r':
+      return "\\r";
+    case '\t':
+      return "\\t";
+    case '\b':
+      return "\\b";
+    case '\f':
+      return "\\f";
+    default:
+      return "";
+  }
+}
 
-void AppendJsonString(std::string* out, absl::string_view value) {
+constexpr size_t kUnicodeEscapeBytes = 6;                   // \u00XX
+constexpr absl::string_view kReplacement = "\xEF\xBF\xBD";  // U+FFFD
+
+void AppendEscaped(std::string* out, absl::string_view value, bool escape_del) {
   out->push_back('"');
   for (size_t i = 0; i < value.size();) {
     unsigned char c = static_cast<unsigned char>(value[i]);
     if (c >= 0x80) {
       size_t n = Utf8SequenceLength(value, i);
       if (n == 0) {
-        out->append("\xEF\xBF\xBD");  // U+FFFD
+        out->append(kReplacement.data(), kReplacement.size());
         ++i;
       } else {
         out->append(value.data() + i, n);
@@ -50,38 +73,44 @@ void AppendJsonString(std::string* out, absl::string_view value) {
       }
       continue;
     }
-    switch (c) {
-      case '"':
-        out->append("\\\"");
-        break;
-      case '\\':
-        out->append("\\\\");
-        break;
-      case '\n':
-        out->append("\\n");
-        break;
-      case '\r':
-        out->append("\\r");
-        break;
-      case '\t':
-        out->append("\\t");
-        break;
-      case '\b':
-        out->append("\\b");
-        break;
-      case '\f':
-        out->append("\\f");
-        break;
-      default:
-        if (c < 0x20 || c == 0x7F) {
-          absl::StrAppendFormat(out, "\\u%04x", c);
-        } else {
-          out->push_back(static_cast<char>(c));
-        }
+    absl::string_view escape = ShortEscape(c);
+    if (!escape.empty()) {
+      out->append(escape.data(), escape.size());
+    } else if (c < 0x20 || (escape_del && c == 0x7F)) {
+      absl::StrAppendFormat(out, "\\u%04x", c);
+    } else {
+      out->push_back(static_cast<char>(c));
     }
     ++i;
   }
   out->push_back('"');
+}
+
+}  // namespace
+
+void AppendJsonString(std::string* out, absl::string_view value) {
+  AppendEscaped(out, value, /*escape_del=*/false);
+}
+
+void AppendJsonStringForDisplay(std::string* out, absl::string_view value) {
+  AppendEscaped(out, value, /*escape_del=*/true);
+}
+
+size_t JsonStringSize(absl::string_view value) {
+  size_t size = 2;  // the quotes
+  for (size_t i = 0; i < value.size();) {
+    unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c >= 0x80) {
+      size_t n = Utf8SequenceLength(value, i);
+      size += n == 0 ? kReplacement.size() : n;
+      i += n == 0 ? 1 : n;
+      continue;
+    }
+    size_t escape = ShortEscape(c).size();
+    size += escape != 0 ? escape : c < 0x20 ? kUnicodeEscapeBytes : 1;
+    ++i;
+  }
+  return size;
 }
 
 void JsonWriter::BeforeValue() {

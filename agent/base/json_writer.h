@@ -16,9 +16,16 @@
 
 namespace hawk::base {
 
-// Appends `value` as a JSON string literal (with quotes), escaping per RFC 8259; bytes that are
-// not valid UTF-8 are replaced by U+FFFD so the output is always valid JSON.
+// Appends `value` as a JSON string literal (with quotes), escaping what RFC 8259 requires ('"',
+// '\\', U+0000..U+001F) and nothing else: a byte of a value never costs more than the 6 bytes of
+// a control character's \u escape, and DEL (0x7F) or UTF-8 cost what they cost in a request.
+// Bytes that are not valid UTF-8 are replaced by U+FFFD so the output is always valid JSON.
 void AppendJsonString(std::string* out, absl::string_view value);
+// The size AppendJsonString(out, value) appends, without writing it.
+size_t JsonStringSize(absl::string_view value);
+// AppendJsonString, and DEL (0x7F) as \u007f too: for quoting a value in a message a person reads
+// (an error, a log line), where an invisible byte would hide what was sent.
+void AppendJsonStringForDisplay(std::string* out, absl::string_view value);
 
 class JsonWriter {
  public:

@@ -37,7 +37,7 @@ void Path::AppendTo(std::string* out) const {
         out->append(key_.data(), key_.size());
       } else {
         out->push_back('[');
-        base::AppendJsonString(out, key_);
+        base::AppendJsonStringForDisplay(out, key_);
         out->push_back(']');
       }
       return;
@@ -58,13 +58,13 @@ std::string Quote(absl::string_view value) {
   constexpr size_t kMaxShown = 64;
   std::string out;
   if (value.size() <= kMaxShown) {
-    base::AppendJsonString(&out, value);
+    base::AppendJsonStringForDisplay(&out, value);
     return out;
   }
   size_t cut = kMaxShown;
   // Do not split a UTF-8 sequence (continuation bytes are 10xxxxxx).
   while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
-  base::AppendJsonString(&out, value.substr(0, cut));
+  base::AppendJsonStringForDisplay(&out, value.substr(0, cut));
   out.insert(out.size() - 1, "...");
   absl::StrAppend(&out, " (", value.size(), " bytes)");
   return out;

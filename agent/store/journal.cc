@@ -357,20 +357,14 @@ absl::Status Journal::OpenActive(bool create) {
   return absl::OkStatus();
 }
 
-uint64_t Journal::Append(std::string payload, std::function<void(absl::Status)> done) {
+absl::StatusOr<uint64_t> Journal::Append(std::string payload,
+                                         std::function<void(absl::Status)> done) {
   if (state_ == State::kOpened) Fatal("Append called before a successful Load");
-  absl::Status refusal;
-  if (state_ == State::kBroken) {
-    refusal = broken_;
-  } else if (payload.size() > options_.max_record_bytes) {
-    refusal = absl::InvalidArgumentError(
+  if (state_ == State::kBroken) return broken_;
+  if (payload.size() > options_.max_record_bytes) {
+    return absl::InvalidArgumentError(
         absl::StrCat("append journal record to ", files_.back().path, ": ", payload.size(),
-                     " bytes, more than the limit of ", options_.max_record_bytes));
-  }
-  if (!refusal.ok()) {
-    if (done) deferred_.push_back([done = std::move(done), refusal] { done(refusal); });
-    Wake();
-    return 0;
+                     " bytes, more than the limit of ", options_.max_record_bytes, " bytes"));
   }
   uint64_t seq = ++last_seq_;
   pending_.push_back(Pending{seq, std::move(payload), std::move(done)});
@@ -398,6 +392,13 @@ void Journal::Flush() {
   if (!pending_.empty()) {
     std::vector<Pending> batch = std::move(pending_);
     pending_.clear();
+    // Each done is bound to its record: the batch continues the journal without a gap.
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (batch[i].seq != written_seq_ + 1 + i) {
+        Fatal(absl::StrCat("record ", batch[i].seq, " is at position ", i,
+                           " of a batch after the durable seq ", written_seq_));
+      }
+    }
     absl::Status status = WriteBatch(batch);
     if (status.ok()) {
       written_seq_ = batch.back().seq;
@@ -514,6 +515,11 @@ void Journal::Compact(std::string snapshot, uint64_t seq, std::function<void(abs
   } else if (seq < snapshot_seq_ || seq > last_seq_) {
     refusal = absl::InvalidArgumentError(
         absl::StrCat(what, ": seq is outside [", snapshot_seq_, ", ", last_seq_, "]"));
+  } else if (snapshot.size() > options_.max_snapshot_bytes) {
+    // Written, it would keep the next Load (and hawk's start) from succeeding.
+    refusal = absl::InvalidArgumentError(absl::StrCat(
+        what, ": the snapshot holds ", snapshot.size(), " bytes, more than the ",
+        options_.max_snapshot_bytes, " bytes Load accepts; the journal keeps the records"));
   } else if (state_ == State::kBroken) {
     // A fresh file now would leave the garbage in the middle of the journal.
     refusal = Prefixed(broken_, what);

@@ -68,8 +68,9 @@ struct JournalOptions {
   std::string dir;  // created with missing parents (mode 0700 for new directories)
   // WantsCompaction() once the journal files not yet covered by a snapshot exceed this.
   size_t compact_after_bytes = 64 << 20;
-  size_t max_record_bytes = 64 << 20;           // Append refuses bigger payloads; at most 4 GiB - 1
-  size_t max_snapshot_bytes = size_t{1} << 30;  // Load refuses bigger snapshots as DataLoss
+  size_t max_record_bytes = 64 << 20;  // Append refuses bigger payloads; at most 4 GiB - 1
+  // Load refuses bigger snapshots as DataLoss, so Compact refuses to write one.
+  size_t max_snapshot_bytes = size_t{1} << 30;
 };
 
 struct JournalRecord {
@@ -115,17 +116,20 @@ class Journal {
   // compaction leaves). Synchronous: it blocks the loop for reading everything once.
   absl::StatusOr<LoadedJournal> Load();
 
-  // Queues `payload` as record last_seq() + 1 and returns that seq. `done(status)` runs from the
-  // loop once the record is durable, or with the error; never inside Append. Group commit: every
-  // record appended during one loop iteration goes out in one write and one fdatasync; a batch
-  // fails or succeeds as a whole, and the dones run in seq order. After a failed batch the file
-  // is truncated back to its last durable byte and the batch's seqs are handed out again, so
-  // that the journal never has a gap; if the truncation fails, the journal is broken: this and
-  // every later Append fail with Unavailable until it is reopened (Load repairs the tail).
-  // Returns 0, and `done` gets the error from the loop, when the journal refuses the record:
-  // InvalidArgument for a payload over max_record_bytes, Unavailable when broken.
+  // Queues `payload` as record last_seq() + 1 and returns that seq. `done(status)` is bound to
+  // that record alone: it runs from the loop once the record is durable, or with the error of
+  // its batch; never inside Append. Group commit: every record appended during one loop iteration
+  // goes out in one write and one fdatasync; a batch fails or succeeds as a whole, and the dones
+  // run in seq order, before anything else the iteration runs. After a failed batch the file is
+  // truncated back to its last durable byte and the batch's seqs are handed out again, so that
+  // the journal never has a gap; if the truncation fails, the journal is broken: every later
+  // Append fails with Unavailable until it is reopened (Load repairs the tail).
+  // A record the journal refuses is refused here, at once, and its `done` never runs:
+  // InvalidArgument for a payload over max_record_bytes, Unavailable when broken. (A refusal
+  // from the loop would come after the dones of records appended after it, and a caller pairing
+  // dones with records by their order would answer the wrong one.)
   // Crashes (programmer error) if Load has not succeeded.
-  uint64_t Append(std::string payload, std::function<void(absl::Status)> done);
+  absl::StatusOr<uint64_t> Append(std::string payload, std::function<void(absl::Status)> done);
 
   // True when the journal files not covered by a snapshot exceed compact_after_bytes and no
   // compaction is running.
@@ -136,7 +140,8 @@ class Journal {
   // snapshot is written on the libuv threadpool (temporary, fsync, rename, fsync directory), then
   // the journal files and snapshots it covers are deleted there too. `done` runs from the loop,
   // never inside Compact. FailedPrecondition while another compaction runs; InvalidArgument for a
-  // seq out of range; the batch's error if a record up to `seq` fails to become durable.
+  // seq out of range or a snapshot over max_snapshot_bytes (Load would refuse it: the records
+  // stay, which Load accepts); the batch's error if a record up to `seq` fails to become durable.
   // Crashes (programmer error) if Load has not succeeded.
   void Compact(std::string snapshot, uint64_t seq, std::function<void(absl::Status)> done);
 
@@ -147,6 +152,8 @@ class Journal {
   uint64_t live_journal_bytes() const;  // journal files not yet covered by a snapshot
   const JournalStats& stats() const { return stats_; }
   const std::string& dir() const { return options_.dir; }
+  size_t max_record_bytes() const { return options_.max_record_bytes; }
+  size_t max_snapshot_bytes() const { return options_.max_snapshot_bytes; }
 
  private:
   enum class State {
@@ -201,7 +208,7 @@ class Journal {
   std::string legacy_path_;    // desired-state.json while it is the snapshot; "" otherwise
 
   std::vector<Pending> pending_;                 // appended, not yet written; seqs ascending
-  std::vector<std::function<void()>> deferred_;  // callbacks that must not run inside a call
+  std::vector<std::function<void()>> deferred_;  // compaction refusals, run after record dones
   std::unique_ptr<Compaction> compaction_;       // the compaction in flight, if any
   JournalStats stats_;
   // Expires with the Journal: a compaction request on the threadpool, and Flush after a callback

@@ -160,6 +160,8 @@ TEST_F(ContractTest, DesiredStatePushAndWatch) {
   ASSERT_TRUE(ParsesStrictly(put.body, &push));
   EXPECT_EQ(push.version(), "c1");
   EXPECT_EQ(push.generation(), 3);
+  EXPECT_EQ(push.delivery(), hawk::v1::ALL_WORKERS);  // PARTIAL is finished too
+  EXPECT_TRUE(push.warning().empty());
   ASSERT_EQ(push.workers_size(), 1);
   // The worker has no server NOPE: reported for that worker, not a failure of the push.
   EXPECT_EQ(push.workers(0).result(), hawk::v1::PARTIAL);
@@ -211,6 +213,24 @@ TEST_F(ContractTest, DesiredStatePushAndWatch) {
     ++lines;
   }
   EXPECT_GE(lines, 2u);
+}
+
+// Issue 24, defect 7: a push while no worker is reachable is durable and answered 200, and the
+// answer says that it reached no worker (it used to be `"workers":[]` and nothing else).
+TEST_F(ContractTest, APushThatReachesNoWorkerSaysSo) {
+  HawkProcess hawk(dir_, dir_.File("master.sock"), {"--state-dir", dir_.File("state")});
+  ASSERT_TRUE(hawk.WaitServing()) << hawk.LogTail();
+  HttpResult put = hawk.Put("/v1/state?timeoutMs=200", R"({"version":"alone","generation":"1"})");
+  ASSERT_EQ(put.status, 200) << put.body;
+  hawk::v1::PushResponse push;
+  ASSERT_TRUE(ParsesStrictly(put.body, &push));
+  EXPECT_EQ(push.workers_size(), 0);
+  EXPECT_EQ(push.delivery(), hawk::v1::NO_WORKER) << put.body;
+  EXPECT_NE(push.warning().find("durable, but no worker is reachable"), std::string::npos)
+      << put.body;
+  hawk::v1::DesiredState state;
+  ASSERT_TRUE(ParsesStrictly(hawk.Get("/v1/state").body, &state));
+  EXPECT_EQ(state.version(), "alone");
 }
 
 TEST_F(ContractTest, DeltaPushAndOutOfOrderGenerations) {

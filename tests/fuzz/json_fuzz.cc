@@ -6,6 +6,8 @@
 //     an accepted patch resolves to a Delta that, applied, leaves a state a PUT would accept (and
 //     as CLI-safe), that undone restores the held state exactly, and that survives the journal's
 //     record format (DeltaToJson, ParseDeltaJson) unchanged;
+//     its snapshot size, counted by model::SnapshotSize from the change alone, is the size of
+//     the state's snapshot (and again once undone);
 //   - a journal record: one that parses is CLI-safe and round-trips through DeltaToJson;
 //   - a reload request.
 // Seeds: tests/fuzz/corpus/json (documents, patches, records).
@@ -22,6 +24,7 @@
 #include "agent/model/desired_json.h"
 #include "agent/model/patch.h"
 #include "agent/model/reload_json.h"
+#include "agent/model/snapshot_size.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {
@@ -75,6 +78,16 @@ void CheckCanonicalRoundTrip(const DesiredState& state) {
   HAWK_FUZZ_CHECK(*again == state, "the canonical JSON reads back to another state");
   HAWK_FUZZ_CHECK(hawk::model::DesiredStateToJson(*again) == canonical,
                   "the canonical JSON is not stable");
+}
+
+// What SnapshotSize counts for `state`: its snapshot (DesiredStateToJson and a newline), and a
+// comma after the last element of each non-empty list.
+uint64_t SnapshotBytes(const DesiredState& state) {
+  uint64_t lists = !state.backends.empty() + !state.maps.empty() + !state.acls.empty();
+  for (const auto& [name, backend] : state.backends) lists += !backend.servers.empty();
+  for (const auto& [name, table] : state.maps) lists += !table.empty();
+  for (const auto& [name, table] : state.acls) lists += !table.empty();
+  return hawk::model::DesiredStateToJson(state).size() + 1 + lists;
 }
 
 bool SameTables(const std::vector<TableDelta>& a, const std::vector<TableDelta>& b) {
@@ -136,7 +149,12 @@ void FuzzPatch(absl::string_view json) {
   Delta delta = hawk::model::PatchToDelta(*patch, held);
   CheckRecordRoundTrip(delta);
   DesiredState state = held;
+  hawk::model::SnapshotSize size;
+  size.Reset(held);
   hawk::model::AppliedDelta applied = hawk::model::ApplyDelta(delta, &state);
+  hawk::model::SnapshotSize::Undo counted = size.Apply(applied.summary, state);
+  HAWK_FUZZ_CHECK(size.bytes() == SnapshotBytes(state),
+                  "the snapshot size counted from a patch's change is not the state's");
   CheckCliSafe(state);
   // Whatever a PATCH makes is a valid document (every server has an address, limits hold).
   CheckCanonicalRoundTrip(state);
@@ -146,6 +164,9 @@ void FuzzPatch(absl::string_view json) {
                   "a patch's delta applied twice changes the state again");
   hawk::model::UndoDelta(std::move(applied.undo), &state);
   HAWK_FUZZ_CHECK(state == held, "a patch's delta undone does not restore the held state");
+  size.Revert(std::move(counted));
+  HAWK_FUZZ_CHECK(size.bytes() == SnapshotBytes(held),
+                  "the snapshot size of an undone patch is not the held state's");
 }
 
 void FuzzRecord(absl::string_view json) {
@@ -172,5 +193,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!state.ok()) return 0;
   CheckCliSafe(*state);
   CheckCanonicalRoundTrip(*state);
+  hawk::model::SnapshotSize counted;
+  counted.Reset(*state);
+  HAWK_FUZZ_CHECK(counted.bytes() == SnapshotBytes(*state),
+                  "the snapshot size counted for a state is not its snapshot's");
   return 0;
 }

@@ -43,6 +43,13 @@ TEST(BinaryTest, BadInputGetsAClearMessageAndANonZeroExit) {
        "--poll-interval"},
       {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/nonexistent-dir/x.sock"},
        "nonexistent-dir"},
+      // Above the journal's own limit, records a default hawk could not read back.
+      {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/tmp/x.sock",
+        "--state-max-record-bytes", "67108865"},
+       "--state-max-record-bytes must be between 1024 and 67108864, got 67108865"},
+      {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/tmp/x.sock",
+        "--state-max-record-bytes", "1023"},
+       "--state-max-record-bytes must be between 1024 and 67108864, got 1023"},
       // After `--` nothing is a flag (nor rewritten): hawk takes no other argument.
       {{"--master-socket", "/tmp/m.sock", "--listen", "unix:/tmp/x.sock", "--", "--poll-interval"},
        "unexpected argument \"--poll-interval\""},

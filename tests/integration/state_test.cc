@@ -3,7 +3,9 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/sockios.h>
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -569,6 +571,102 @@ TEST_F(StateDirFaultTest, AFullStateDirectoryRefusesThePushAndKeepsThePrevious) 
   StartHawk();
   EXPECT_EQ(hawk_->Get("/v1/state").body, after);
   EXPECT_NE(after.find("\"v9\""), std::string::npos);
+}
+
+// Issue 24, defect 2, against the real hawk and HAProxy: a push whose journal record is over the
+// limit and a normal push, handled in the same loop iteration (behind a third push that keeps
+// hawk busy while their last bytes arrive). Each gets its own answer: the oversized one 413 at
+// once, naming its size and the limit, and never applied on the worker; the normal one 200 once
+// durable and applied. hawk used to give the oversized push the normal one's 200 (and send it to
+// the workers unwritten) and never answer the normal one.
+TEST_F(StateTest, AnOversizedPushAndANormalOneEachGetTheirOwnAnswer) {
+  StartHaproxy();
+  hawk_ = std::make_unique<HawkProcess>(
+      dir_, haproxy_->master_socket(),
+      std::vector<std::string>{"--state-dir", StateDir(), "--state-max-record-bytes", "8388608"});
+  ASSERT_TRUE(hawk_->ok()) << hawk_->error();
+  ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
+  ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(*hawk_); }, seconds(10)))
+      << hawk_->LogTail();
+  int worker = haproxy_->CurrentWorkerPid();
+  ASSERT_EQ(hawk_->Put("/v1/state", DesiredJson("v1", backend_a_->port(), "be_app", "1")).status,
+            200);
+
+  // busy: 20,000 entries of a new map (a few ms of parsing and applying). big: 3,000 values of
+  // 4,096 DEL bytes, 12 MiB whatever the encoding (it was 74 MB as a record when DEL was escaped).
+  std::string map = dir_.File("hosts.map");
+  std::string busy = R"({"version":"busy","upsert":{"maps":[{"name":")" + map + R"(","entries":[)";
+  for (int i = 0; i < 20000; ++i) {
+    absl::StrAppend(&busy, i ? "," : "", R"({"key":"busy)", i, R"(","value":"v"})");
+  }
+  busy += "]}]}}";
+  std::string big = R"({"version":"big","upsert":{"maps":[{"name":")" + map + R"(","entries":[)";
+  for (int i = 0; i < 3000; ++i) {
+    absl::StrAppend(&big, i ? "," : "", R"({"key":"big)", i, R"(","value":")",
+                    std::string(4096, '\x7f'), R"("})");
+  }
+  big += "]}]}}";
+  std::string small = R"({"version":"small","upsert":{"maps":[{"name":")" + map +
+                      R"(","entries":[{"key":"a.example.com","value":"small"}]}]}})";
+  auto request = [](const std::string& body) {
+    return absl::StrCat("PATCH /v1/state?timeoutMs=5000 HTTP/1.1\r\nHost: hawk\r\n",
+                        "Content-Type: application/json\r\nContent-Length: ", body.size(),
+                        "\r\n\r\n", body);
+  };
+  std::vector<std::string> requests = {request(busy), request(big), request(small)};
+  std::vector<std::unique_ptr<HttpConnection>> connections;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    std::string error;
+    connections.push_back(HttpConnection::Connect(hawk_->api_address(), seconds(5), &error));
+    ASSERT_NE(connections.back(), nullptr) << error;
+  }
+  // Everything but each request's last byte, read by hawk (nothing left in the sockets), then
+  // the three last bytes back to back: big's and small's arrive while hawk handles busy, and are
+  // read in the same loop iteration, big first.
+  auto deadline = Clock::now() + seconds(10);
+  std::string error;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_TRUE(WriteAll(connections[i]->fd(), requests[i].substr(0, requests[i].size() - 1),
+                         deadline, &error))
+        << error;
+  }
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        for (const auto& connection : connections) {
+          int unread = 0;
+          if (::ioctl(connection->fd(), SIOCOUTQ, &unread) != 0 || unread != 0) return false;
+        }
+        return true;
+      },
+      seconds(10), milliseconds(1)));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_TRUE(WriteAll(connections[i]->fd(), requests[i].substr(requests[i].size() - 1), deadline,
+                         &error))
+        << error;
+  }
+  HttpResult busy_answer = connections[0]->ReadResponse(seconds(10));
+  HttpResult big_answer = connections[1]->ReadResponse(seconds(10));
+  HttpResult small_answer = connections[2]->ReadResponse(seconds(10));
+
+  EXPECT_EQ(busy_answer.status, 200) << busy_answer.error << busy_answer.body;
+  EXPECT_EQ(big_answer.status, 413) << big_answer.error << big_answer.body;
+  EXPECT_NE(big_answer.body.find("RESOURCE_EXHAUSTED"), std::string::npos) << big_answer.body;
+  EXPECT_NE(big_answer.body.find("more than the limit of 8388608 bytes"), std::string::npos)
+      << big_answer.body;
+  EXPECT_EQ(small_answer.status, 200) << small_answer.error << small_answer.body;
+  EXPECT_NE(small_answer.body.find(R"("result":"APPLIED")"), std::string::npos)
+      << small_answer.body;
+
+  // On the worker: busy's and small's entries, none of big's.
+  std::vector<std::string> entries = Map(worker, map);
+  EXPECT_EQ(entries.size(), 2u + 20000u) << hawk_->LogTail();
+  EXPECT_NE(std::find(entries.begin(), entries.end(), "a.example.com small"), entries.end());
+  EXPECT_EQ(std::count_if(entries.begin(), entries.end(),
+                          [](const std::string& e) { return absl::StartsWith(e, "big"); }),
+            0);
+  HttpResult state = hawk_->Get("/v1/state");
+  EXPECT_EQ(state.body.find("\"big0\""), std::string::npos);
+  EXPECT_NE(state.body.find(R"("value":"small")"), std::string::npos);
 }
 
 TEST_F(StateTest, WatchStreamsReportChangesAndHeartbeats) {

@@ -22,6 +22,8 @@
 #include "absl/time/clock.h"
 #include "agent/base/status_field.h"
 #include "agent/cli/client.h"
+#include "agent/model/delta.h"
+#include "agent/model/delta_json.h"
 #include "agent/model/desired_json.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
@@ -121,7 +123,7 @@ class StateServiceTest : public ::testing::Test {
     hawk_->reconciler = std::make_unique<reconcile::Reconciler>(
         loop_.get(), hawk_->client.get(), hawk_->registry.get(), &hawk_->desired,
         reconcile::ReconcilerOptions{}, [] { return absl::Now(); });
-    store::JournalOptions options;
+    store::JournalOptions options = journal_options_;
     options.dir = dir_;
     absl::StatusOr<std::unique_ptr<store::Journal>> journal =
         store::Journal::Open(loop_.get(), options);
@@ -207,6 +209,7 @@ class StateServiceTest : public ::testing::Test {
   uv::Loop loop_;
   std::string root_;
   std::string dir_;
+  store::JournalOptions journal_options_;  // Start() uses these limits (its dir is dir_)
   std::unique_ptr<Hawk> hawk_;
   std::vector<std::string> mounts_;
 };
@@ -615,6 +618,155 @@ TEST_F(StateServiceTest, GroupCommitOneFdatasyncForAnIteration) {
   EXPECT_EQ(Current(), acknowledged);
 }
 
+// Issue 24, defect 2: a push whose journal record would be over the limit is refused at once
+// (ResourceExhausted, 413 at the API) naming the size and the limit, and changes nothing; a push
+// handled right after it, in the same loop iteration, gets its own answer once durable. The
+// journal used to refuse the big record later, from the loop, after the small one's batch: the big
+// push got the small one's acknowledgement (and went to the workers unwritten), the small one was
+// never answered.
+TEST_F(StateServiceTest, AnOversizedRecordIsRefusedUpFrontAndTheNextPushGetsItsOwnAnswer) {
+  journal_options_.max_record_bytes = 2048;
+  Start();
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  const model::DesiredState before = Current();
+  const uint64_t seq_before = hawk_->reconciler->latest_seq();
+  const uint64_t records_before = journal_stats().records;
+
+  // A change to a managed object: it would be sent to the workers while the journal syncs.
+  Call big = Submit(true, absl::StrCat(R"({"generation": 6, "upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "a", "value": ")",
+                                       std::string(3000, 'x'), R"("}]}]}})"));
+  Call small = Submit(true, R"({"generation": 7, "upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "b", "value": "small"}]}]}})");
+  auto describe = [](const Call& call) -> std::string {
+    if (!call.immediate.ok()) return absl::StrCat("refused at once: ", call.immediate.ToString());
+    if (!call.done->has_value()) return "never answered";
+    if (!call.done->value().ok()) return call.done->value().status().ToString();
+    return absl::StrCat("durable, published as reconciler seq ", call.done->value().value());
+  };
+  ASSERT_TRUE(Run([&] { return big.finished() && small.finished(); }, 3000))
+      << "big: " << describe(big) << "; small: " << describe(small);
+  EXPECT_TRUE(absl::IsResourceExhausted(big.immediate)) << big.immediate;
+  EXPECT_THAT(std::string(big.immediate.message()),
+              AllOf(HasSubstr("more than the limit of 2048 bytes"), HasSubstr("nothing changed")));
+  EXPECT_FALSE(big.done->has_value());
+  ASSERT_TRUE(small.immediate.ok()) << small.immediate;
+  ASSERT_TRUE(small.done->value().ok()) << small.done->value().status();
+  EXPECT_EQ(*small.done->value(), seq_before + 1);  // the big one was never published
+
+  model::DesiredState expected = before;
+  expected.generation = 7;
+  expected.maps["/m"].Set("b", "small");
+  EXPECT_EQ(Current(), expected);
+  EXPECT_EQ(hawk_->reconciler->latest_seq(), seq_before + 1);
+  EXPECT_EQ(journal_stats().records, records_before + 1);
+  Start();
+  EXPECT_EQ(Current(), expected);
+
+  // A value of DEL bytes (0x7F) costs one byte each in the record, as in the request: JSON needs
+  // no escape for it (it used to be written as \u007f, six times the size).
+  ASSERT_TRUE(PatchAndWait(absl::StrCat(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "del", "value": ")",
+                                        std::string(1500, '\x7f'), R"("}]}]}})"))
+                  .ok());
+  EXPECT_EQ(Current().FindMap("/m")->Find("del"), absl::string_view(std::string(1500, '\x7f')));
+}
+
+// Issue 24, item 8: loading refuses a snapshot above max_snapshot_bytes, so a push whose state
+// would need a bigger snapshot is refused (ResourceExhausted, 413 at the API), naming the size and
+// the limit, and changes nothing. Compaction then never writes a snapshot that would keep hawk
+// from starting again.
+TEST_F(StateServiceTest, APushThatWouldOutgrowTheSnapshotLimitIsRefused) {
+  journal_options_.max_snapshot_bytes = 4096;
+  journal_options_.compact_after_bytes = 1;  // a snapshot after every push
+  Start();
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  model::DesiredState acknowledged = Current();
+  absl::Status refused;
+  for (int i = 0; i < 10 && refused.ok(); ++i) {
+    absl::StatusOr<uint64_t> seq = PatchAndWait(absl::StrCat(
+        R"({"generation": )", 6 + i, R"(, "upsert": {"maps": [{"name": "/m", "entries": [)",
+        R"({"key": "k)", i, R"(", "value": ")", std::string(1000, 'v'), R"("}]}]}})"));
+    if (seq.ok()) {
+      acknowledged = Current();
+      ASSERT_TRUE(Run([&] { return !journal().compacting(); }));
+    } else {
+      refused = seq.status();
+    }
+  }
+  EXPECT_FALSE(refused.ok()) << "the state grew past the snapshot limit: "
+                             << model::DesiredStateToJson(Current()).size() + 1 << " bytes";
+  EXPECT_TRUE(absl::IsResourceExhausted(refused)) << refused;
+  EXPECT_THAT(std::string(refused.message()),
+              AllOf(HasSubstr("snapshot"), HasSubstr("4096 bytes"), HasSubstr("nothing changed")));
+  EXPECT_EQ(Current(), acknowledged);
+  EXPECT_LE(model::DesiredStateToJson(Current()).size() + 1, 4096u);
+
+  // A push that does not grow the state still goes, and hawk starts again from what it wrote.
+  ASSERT_TRUE(PatchAndWait(R"({"upsert": {"maps": [{"name": "/m", "entries": [
+      {"key": "k0", "value": "short"}]}]}})")
+                  .ok());
+  acknowledged = Current();
+  ASSERT_TRUE(Run([&] { return !journal().compacting(); }));
+  EXPECT_GE(journal_stats().compactions, 1u);
+  Start();
+  ASSERT_NE(service().current(), nullptr);
+  EXPECT_EQ(Current(), acknowledged);
+}
+
+// Records of a hawk that did not count may hold a state whose snapshot is over the limit. It
+// loads (records are not snapshots), pushes that grow it are refused, pushes that do not still
+// go, no compaction writes a snapshot loading would refuse, and once pushes shrink it a
+// compaction goes through.
+TEST_F(StateServiceTest, AStateOverTheSnapshotLimitLoadedFromRecordsCanShrink) {
+  model::DesiredState big = Parse(kState);
+  for (int i = 0; i < 10; ++i) big.maps["/big"].Set(absl::StrCat("k", i), std::string(1000, 'v'));
+  hawk_.reset();
+  {
+    store::JournalOptions options;
+    options.dir = dir_;
+    absl::StatusOr<std::unique_ptr<store::Journal>> journal =
+        store::Journal::Open(loop_.get(), options);
+    ASSERT_TRUE(journal.ok()) << journal.status();
+    ASSERT_TRUE((*journal)->Load().ok());
+    bool done = false;
+    ASSERT_TRUE((*journal)
+                    ->Append(model::DeltaToJson(model::DeltaFromState(big)),
+                             [&](absl::Status status) {
+                               EXPECT_TRUE(status.ok()) << status;
+                               done = true;
+                             })
+                    .ok());
+    ASSERT_TRUE(Run([&] { return done; }));
+  }
+  journal_options_.max_snapshot_bytes = 4096;
+  journal_options_.compact_after_bytes = 1;  // a compaction is due after every push
+  Start();
+  ASSERT_EQ(Current(), big);
+
+  absl::StatusOr<uint64_t> grown = PatchAndWait(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "new", "value": "1"}]}]}})");
+  EXPECT_TRUE(absl::IsResourceExhausted(grown.status())) << grown.status();
+  EXPECT_EQ(Current(), big);
+  ASSERT_TRUE(PatchAndWait(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "a", "value": "9"}]}]}})")
+                  .ok());  // the same size
+  ASSERT_TRUE(Run([&] { return !journal().compacting(); }));
+  EXPECT_THAT(Snapshots(), IsEmpty());
+  ASSERT_TRUE(PatchAndWait(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "b", "value": "8"}]}]}})")
+                  .ok());
+  EXPECT_THAT(Snapshots(), IsEmpty());
+
+  ASSERT_TRUE(PatchAndWait(R"({"remove": {"maps": [{"name": "/big", "whole": true}]}})").ok());
+  ASSERT_TRUE(Run([&] { return !journal().compacting(); }));
+  EXPECT_EQ(Snapshots().size(), 1u);
+  const model::DesiredState acknowledged = Current();
+  EXPECT_EQ(acknowledged.FindMap("/big"), nullptr);
+  Start();
+  EXPECT_EQ(Current(), acknowledged);
+}
+
 TEST_F(StateServiceTest, ACorruptRecordIsDataLoss) {
   hawk_.reset();
   {
@@ -626,10 +778,13 @@ TEST_F(StateServiceTest, ACorruptRecordIsDataLoss) {
     ASSERT_TRUE(journal.ok()) << journal.status();
     ASSERT_TRUE((*journal)->Load().ok());
     bool done = false;
-    (*journal)->Append(R"({"backends":[{"name":"be;reload"}]})", [&](absl::Status s) {
-      EXPECT_TRUE(s.ok()) << s;
-      done = true;
-    });
+    ASSERT_TRUE((*journal)
+                    ->Append(R"({"backends":[{"name":"be;reload"}]})",
+                             [&](absl::Status s) {
+                               EXPECT_TRUE(s.ok()) << s;
+                               done = true;
+                             })
+                    .ok());
     ASSERT_TRUE(Run([&] { return done; }));
   }
   hawk_ = std::make_unique<Hawk>();

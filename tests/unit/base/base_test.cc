@@ -1,4 +1,5 @@
 #include <string>
+#include <vector>
 
 #include "agent/base/address.h"
 #include "agent/base/json_writer.h"
@@ -57,10 +58,35 @@ TEST(JsonWriterTest, WritesNestedValuesWithCommas) {
 TEST(JsonWriterTest, EscapesAndRepairsStrings) {
   std::string out;
   AppendJsonString(&out, std::string("q\"b\\n\n\t\x01\x7f", 9));
-  EXPECT_EQ(out, R"("q\"b\\n\n\t\u0001\u007f")");
+  // DEL (0x7F) needs no escape in JSON (RFC 8259 escapes only '"', '\\' and U+0000..U+001F):
+  // written as itself it costs one byte, as in the request, not six.
+  EXPECT_EQ(out, "\"q\\\"b\\\\n\\n\\t\\u0001\x7f\"");
+  out.clear();
+  AppendJsonStringForDisplay(&out, std::string("a\x7f\x01", 3));  // for people: DEL shows
+  EXPECT_EQ(out, R"("a\u007f\u0001")");
   out.clear();
   AppendJsonString(&out, "caf\xC3\xA9 \xFF\xC3");  // é, then invalid bytes
   EXPECT_EQ(out, "\"caf\xC3\xA9 \xEF\xBF\xBD\xEF\xBF\xBD\"");
+}
+
+// JsonStringSize is what AppendJsonString appends, for every byte value and invalid UTF-8.
+TEST(JsonWriterTest, JsonStringSizeIsTheWrittenSize) {
+  std::vector<std::string> values = {"",
+                                     "plain",
+                                     "caf\xC3\xA9",
+                                     "\xFF\xC3",
+                                     "\xF0\x9F\x98\x80",
+                                     "\xED\xA0\x80",
+                                     std::string(1000, '\x7f')};
+  std::string every;
+  for (int c = 0; c < 256; ++c) every.push_back(static_cast<char>(c));
+  values.push_back(every);
+  for (int c = 0; c < 256; ++c) values.push_back(std::string(3, static_cast<char>(c)));
+  for (const std::string& value : values) {
+    std::string out;
+    AppendJsonString(&out, value);
+    EXPECT_EQ(JsonStringSize(value), out.size()) << out;
+  }
 }
 
 }  // namespace

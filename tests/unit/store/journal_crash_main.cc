@@ -65,11 +65,13 @@ int main(int argc, char** argv) {
     int count = 1 + static_cast<int>(rng() % 6);
     for (int i = 0; i < count && j.last_seq() - j.durable_seq() < 64; ++i) {
       uint64_t next = j.last_seq() + 1;
-      uint64_t seq = j.Append(hawk::store::crash::Payload(next), [next](absl::Status status) {
-        if (!status.ok()) Die(absl::StrCat("append ", next, ": ", status.message()));
-        Say(absl::StrCat("A ", next));
-      });
-      if (seq != next) Die(absl::StrCat("Append returned ", seq, ", expected ", next));
+      absl::StatusOr<uint64_t> seq =
+          j.Append(hawk::store::crash::Payload(next), [next](absl::Status status) {
+            if (!status.ok()) Die(absl::StrCat("append ", next, ": ", status.message()));
+            Say(absl::StrCat("A ", next));
+          });
+      if (!seq.ok()) Die(absl::StrCat("append ", next, ": ", seq.status().message()));
+      if (*seq != next) Die(absl::StrCat("Append returned ", *seq, ", expected ", next));
     }
     if (j.WantsCompaction()) {
       uint64_t at = j.last_seq();

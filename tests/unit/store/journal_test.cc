@@ -27,9 +27,12 @@ namespace hawk::store {
 namespace {
 
 namespace fs = std::filesystem;
+using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using ::testing::UnorderedElementsAre;
 
 std::string ReadFile(const std::string& path) {
@@ -133,11 +136,20 @@ class JournalTest : public ::testing::Test {
     return testing::RunLoopUntil(loop_.get(), until, timeout_ms);
   }
 
+  // An Append the journal must accept: its seq (0, and a failure, if it refused).
+  uint64_t Append(std::string payload, std::function<void(absl::Status)> done) {
+    absl::StatusOr<uint64_t> seq = journal_->Append(std::move(payload), std::move(done));
+    EXPECT_TRUE(seq.ok()) << seq.status();
+    return seq.value_or(0);
+  }
+
   // Appends and runs the loop until the record is durable (or failed).
   absl::Status AppendAndWait(std::string payload, uint64_t* seq = nullptr) {
     absl::optional<absl::Status> result;
-    uint64_t assigned = journal_->Append(std::move(payload), [&](absl::Status s) { result = s; });
-    if (seq != nullptr) *seq = assigned;
+    absl::StatusOr<uint64_t> assigned =
+        journal_->Append(std::move(payload), [&](absl::Status s) { result = s; });
+    if (!assigned.ok()) return assigned.status();
+    if (seq != nullptr) *seq = *assigned;
     EXPECT_TRUE(Run([&] { return result.has_value(); }));
     return result.value_or(absl::DeadlineExceededError("append did not finish"));
   }
@@ -210,7 +222,7 @@ TEST_F(JournalTest, GroupCommitWritesOneBatchPerIteration) {
   for (int i = 0; i < 50; ++i) {
     std::string payload(static_cast<size_t>(i * 10), 'p');
     bytes += kRecordHeaderBytes + payload.size();
-    uint64_t seq = journal_->Append(payload, [&done_order, &seqs, i](absl::Status status) {
+    uint64_t seq = Append(payload, [&done_order, &seqs, i](absl::Status status) {
       EXPECT_TRUE(status.ok()) << status;
       done_order.push_back(seqs[static_cast<size_t>(i)]);
     });
@@ -230,8 +242,8 @@ TEST_F(JournalTest, GroupCommitWritesOneBatchPerIteration) {
 
   // An Append from a done goes into the next batch.
   bool second = false;
-  journal_->Append("a", [&](absl::Status) {
-    journal_->Append("b", [&](absl::Status status) {
+  Append("a", [&](absl::Status) {
+    Append("b", [&](absl::Status status) {
       EXPECT_TRUE(status.ok());
       second = true;
     });
@@ -247,7 +259,7 @@ TEST_F(JournalTest, AppendFromATimerIsFlushedWithoutOtherIo) {
   Reopen();
   bool done = false;
   uv::Timer timer(loop_.get());
-  timer.Start(1, 0, [&] { journal_->Append("x", [&](absl::Status) { done = true; }); });
+  timer.Start(1, 0, [&] { Append("x", [&](absl::Status) { done = true; }); });
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(Run([&] { return done; }, 5000));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
@@ -272,19 +284,33 @@ TEST_F(JournalTest, ReopenContinuesTheSeqs) {
   EXPECT_THAT(Files(), ElementsAre("journal-1.log"));
 }
 
-TEST_F(JournalTest, RefusesARecordOverTheLimit) {
+// Issue 24, defect 2: a refused record never takes another record's place. The refusal comes
+// from Append itself, and the refused record's done never runs. It used to come from the loop,
+// after the dones of the batch appended after it, so a caller pairing dones with its records by
+// their order answered the wrong one.
+TEST_F(JournalTest, RefusesARecordOverTheLimitAtOnce) {
   JournalOptions options = Options();
   options.max_record_bytes = 10;
   Reopen(options);
-  absl::optional<absl::Status> result;
-  EXPECT_EQ(journal_->Append(std::string(11, 'x'), [&](absl::Status s) { result = s; }), 0u);
-  EXPECT_FALSE(result.has_value());
-  ASSERT_TRUE(Run([&] { return result.has_value(); }));
-  EXPECT_TRUE(absl::IsInvalidArgument(*result)) << *result;
-  EXPECT_THAT(result->message(), HasSubstr("11 bytes, more than the limit of 10"));
-  uint64_t seq = 0;
-  EXPECT_TRUE(AppendAndWait(std::string(10, 'x'), &seq).ok());
-  EXPECT_EQ(seq, 1u);
+  std::vector<std::string> order;
+  absl::StatusOr<uint64_t> big = journal_->Append(std::string(11, 'x'), [&](absl::Status s) {
+    order.push_back(s.ok() ? "big durable" : "big refused");
+  });
+  ASSERT_FALSE(big.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(big.status())) << big.status();
+  EXPECT_THAT(big.status().message(), HasSubstr("11 bytes, more than the limit of 10 bytes"));
+  EXPECT_EQ(
+      Append("small",
+             [&](absl::Status s) { order.push_back(s.ok() ? "small durable" : "small refused"); }),
+      1u);
+  EXPECT_EQ(
+      Append(std::string(10, 'x'),
+             [&](absl::Status s) { order.push_back(s.ok() ? "limit durable" : "limit refused"); }),
+      2u);
+  ASSERT_TRUE(Run([&] { return order.size() == 2; }));
+  uv_run(loop_.get(), UV_RUN_NOWAIT);
+  EXPECT_THAT(order, ElementsAre("small durable", "limit durable"));
+  EXPECT_THAT(Payloads(Reopen(options)), ElementsAre("small", std::string(10, 'x')));
 }
 
 TEST_F(JournalTest, CompactionReplacesTheFilesItCovers) {
@@ -306,7 +332,7 @@ TEST_F(JournalTest, CompactionReplacesTheFilesItCovers) {
   int acked = 0;
   auto append = [&] {
     later.push_back(absl::StrCat("during compaction ", later.size()));
-    journal_->Append(later.back(), [&](absl::Status s) {
+    Append(later.back(), [&](absl::Status s) {
       EXPECT_TRUE(s.ok()) << s;
       ++acked;
     });
@@ -360,8 +386,7 @@ TEST_F(JournalTest, ACompactionAtAnOlderSeqKeepsWhatItDoesNotCover) {
 TEST_F(JournalTest, ACompactionWaitsForTheRecordsItCovers) {
   Reopen();
   int acked = 0;
-  for (int i = 1; i <= 3; ++i)
-    journal_->Append(absl::StrCat("r", i), [&](absl::Status) { ++acked; });
+  for (int i = 1; i <= 3; ++i) Append(absl::StrCat("r", i), [&](absl::Status) { ++acked; });
   // Same iteration: the records are not durable yet; the snapshot must not be before they are.
   ASSERT_TRUE(CompactAndWait("state@3", 3).ok());
   EXPECT_EQ(acked, 3);
@@ -396,6 +421,30 @@ TEST_F(JournalTest, CompactRefusals) {
   EXPECT_TRUE(absl::IsInvalidArgument(older)) << older;
 }
 
+// Issue 24, item 8: Load refuses a snapshot above max_snapshot_bytes, so Compact never writes
+// one: the journal keeps its records, which Load accepts.
+TEST_F(JournalTest, CompactRefusesASnapshotLoadWouldRefuse) {
+  JournalOptions options = Options();
+  options.max_snapshot_bytes = 100;
+  Reopen(options);
+  ASSERT_TRUE(AppendAndWait("r1").ok());
+  absl::Status refused = CompactAndWait(std::string(101, 's'), 1);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.message()),
+              AllOf(HasSubstr("101 bytes"), HasSubstr("more than the 100 bytes")));
+  EXPECT_THAT(Files(), Not(Contains(HasSubstr("snapshot"))));
+  absl::StatusOr<LoadedJournal> loaded = TryLoad(options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_FALSE(loaded->snapshot.has_value());
+  EXPECT_THAT(Payloads(*loaded), ElementsAre("r1"));
+
+  // At the limit it is written, and loads.
+  ASSERT_TRUE(CompactAndWait(std::string(100, 's'), 1).ok());
+  loaded = TryLoad(options);
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->snapshot, std::string(100, 's'));
+}
+
 TEST_F(JournalTest, DestroyingTheJournalDuringACompactionIsSafe) {
   Reopen();
   for (int i = 1; i <= 5; ++i) ASSERT_TRUE(AppendAndWait(absl::StrCat("r", i)).ok());
@@ -416,7 +465,7 @@ TEST_F(JournalTest, DestroyingTheJournalDuringACompactionIsSafe) {
 TEST_F(JournalTest, DestroyingTheJournalDropsUnwrittenRecords) {
   Reopen();
   bool called = false;
-  journal_->Append("never written", [&](absl::Status) { called = true; });
+  Append("never written", [&](absl::Status) { called = true; });
   journal_.reset();
   uv_run(loop_.get(), UV_RUN_DEFAULT);
   EXPECT_FALSE(called);
@@ -575,8 +624,8 @@ TEST_F(JournalTest, AFailedWriteLeavesNothingPartialAndTheSeqsAreReused) {
     // The new file (Compact rotates) may hold 200 bytes: record 2 fits, record 3 is cut short
     // by EFBIG after a partial write.
     ScopedFileSizeLimit limit(200);
-    journal_->Append(std::string(100, 'b'), [&](absl::Status s) { results.push_back(s); });
-    journal_->Append(std::string(100, 'c'), [&](absl::Status s) { results.push_back(s); });
+    Append(std::string(100, 'b'), [&](absl::Status s) { results.push_back(s); });
+    Append(std::string(100, 'c'), [&](absl::Status s) { results.push_back(s); });
     journal_->Compact("state@3", 3, [&](absl::Status s) { compacted = s; });
     ASSERT_TRUE(Run([&] { return results.size() == 2 && compacted.has_value(); }));
   }
@@ -620,7 +669,7 @@ TEST_F(JournalTest, ENospcOnAFullFilesystem) {
   EXPECT_EQ(fs::file_size(dir_ + "/journal-1.log"), acked.size() * (kRecordHeaderBytes + 6000));
   // Not broken: the next Append gets the reused seq (and fails or not, depending on space).
   absl::optional<absl::Status> tiny;
-  EXPECT_EQ(journal_->Append("", [&](absl::Status s) { tiny = s; }), acked.size() + 1);
+  EXPECT_EQ(Append("", [&](absl::Status s) { tiny = s; }), acked.size() + 1);
   ASSERT_TRUE(Run([&] { return tiny.has_value(); }));
   if (tiny->ok()) acked.push_back("");
   EXPECT_EQ(Payloads(Reopen()), acked);
@@ -689,7 +738,7 @@ TEST_F(JournalTest, AppendBeforeLoadIsAProgrammerError) {
       {
         uv::Loop loop;
         auto journal = Journal::Open(loop.get(), Options());
-        if (journal.ok()) (*journal)->Append("x", nullptr);
+        if (journal.ok()) (*journal)->Append("x", nullptr).IgnoreError();
       },
       "Append called before a successful Load");
 }
