@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/string_view.h"
 #include "agent/api/authentication.h"
