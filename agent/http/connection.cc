@@ -47,7 +47,8 @@ Connection::Connection(Server* server, uv_loop_t* loop,
       parser_(options_.parser,
               options_.admit ? HeadCheck([this](const Request& head) { return CheckHead(head); })
                              : HeadCheck()),
-      slot_(slot) {}
+      slot_(slot),
+      accepted_ms_(uv_now(loop)) {}
 
 void Connection::Start() {
   last_activity_ms_ = Now();

@@ -85,6 +85,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void set_slot(Slot slot) { slot_ = slot; }
   // The client has sent at least one byte of HTTP.
   bool received_bytes() const { return received_bytes_; }
+  // uv_now() when the connection was accepted.
+  uint64_t accepted_ms() const { return accepted_ms_; }
   // No request is in hand: closing the connection breaks no exchange.
   bool Evictable() const {
     return phase_ != Phase::kHandling && phase_ != Phase::kStreaming && phase_ != Phase::kClosing;
@@ -148,6 +150,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   uv::Timer timer_;
   RequestParser parser_;
   Slot slot_;
+  const uint64_t accepted_ms_;
   bool received_bytes_ = false;
   Phase phase_ = Phase::kReading;
 

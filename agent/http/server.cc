@@ -72,7 +72,8 @@ void Server::OnConnection(std::unique_ptr<uv::Stream> socket) {
   Slot slot = Slot::kRefused;
   if (!options.start_unproven) {
     if (proven_ < options.max_connections) slot = Slot::kProven;
-  } else if (unproven_.size() < options.max_unproven_connections || EvictUnproven()) {
+  } else if (unproven_.size() < options.max_unproven_connections || EvictUnproven() ||
+             unproven_.size() < 4 * options.max_unproven_connections) {
     slot = Slot::kUnproven;
   }
   auto connection =
@@ -106,7 +107,10 @@ void Server::OnConnection(std::unique_ptr<uv::Stream> socket) {
 
 bool Server::EvictUnproven() {
   // The oldest that has sent bytes without proving itself; else the oldest that has sent
-  // nothing yet. Never one with a request in hand.
+  // nothing for the grace period. Never one with a request in hand.
+  uint64_t now = uv_now(loop_);
+  uint64_t grace = static_cast<uint64_t>(
+      std::max<int64_t>(absl::ToInt64Milliseconds(shared_->options.unproven_grace), 0));
   auto victim = unproven_.end();
   for (auto it = unproven_.begin(); it != unproven_.end(); ++it) {
     if (!(*it)->Evictable()) continue;
@@ -114,7 +118,7 @@ bool Server::EvictUnproven() {
       victim = it;
       break;
     }
-    if (victim == unproven_.end()) victim = it;
+    if (victim == unproven_.end() && now >= (*it)->accepted_ms() + grace) victim = it;
   }
   if (victim == unproven_.end()) return false;
   internal::Connection* connection = *victim;
@@ -122,7 +126,6 @@ bool Server::EvictUnproven() {
   connection->set_slot(internal::Connection::Slot::kNone);
   connection->Abort();
   ++evicted_;
-  uint64_t now = uv_now(loop_);
   if (now >= eviction_log_after_ms_) {
     base::LogWarn("http: ", address_.ToString(), ": ", shared_->options.max_unproven_connections,
                   " unauthenticated connections open; closing the oldest for each new one",

@@ -33,11 +33,13 @@
 // shorter timeouts (unproven_header_timeout, unproven_idle_timeout); proven ones have
 // max_connections and the normal timeouts, so clients without credentials can never take a
 // proven client's slot. When the unproven budget is full, a new connection takes the slot of the
-// oldest unproven connection that has no request in hand, preferring one that has already sent
-// bytes without proving anything (it had its chance) over one that has sent nothing yet (it may
-// be a client whose request is on its way): holding slots then only delays the hostile clients'
-// own eviction, and a real client connecting among them is served. A new connection is refused
-// (503) only when every unproven connection has a request in hand.
+// oldest unproven connection that has no request in hand and has had its chance: it has sent
+// bytes without proving anything, or nothing for unproven_grace. A connection accepted in the
+// same burst as the new one has not been read yet (libuv accepts everything pending before it
+// reads), so it is never the one closed: a controller connecting among slowloris clients that
+// reconnect as fast as they are dropped is read, and served. When no connection has had its
+// chance, the new one is served over the budget, up to four times it; beyond that it is refused
+// (503), as when every unproven connection has a request in hand.
 //
 // TLS (ServerOptions::tls) is a transport under all of this (agent/tls): each accepted socket is
 // wrapped in a tls::ServerStream before its connection sees a byte, so every endpoint, limit and
@@ -107,6 +109,8 @@ struct ServerOptions {
   // For unproven connections, in place of header_timeout and idle_timeout.
   absl::Duration unproven_header_timeout = absl::Seconds(3);
   absl::Duration unproven_idle_timeout = absl::Seconds(5);
+  // How long a silent unproven connection is kept from eviction (see above).
+  absl::Duration unproven_grace = absl::Milliseconds(100);
 };
 
 // Answers one request, now or later: a cheap handle to copy, move or store. Calls on a Responder

@@ -790,6 +790,7 @@ TEST_F(ServerTest, UnprovenConnectionsHaveABudgetOfTheirOwnAndTheOldestMakesRoom
   options.start_unproven = true;
   options.max_unproven_connections = 3;
   options.max_connections = 2;
+  options.unproven_grace = absl::ZeroDuration();  // silent ones may go at once
   StartServer(EchoPath(), options, TcpAddress());
   // Three clients hold the unproven slots with requests they never finish.
   std::vector<Client*> hostile;
@@ -835,6 +836,30 @@ TEST_F(ServerTest, UnprovenConnectionsHaveABudgetOfTheirOwnAndTheOldestMakesRoom
   EXPECT_EQ(third->responses()[0].status, 503);
 }
 
+TEST_F(ServerTest, ASilentNewcomerIsKeptForItsGraceAndTheBudgetOverflowsMeanwhile) {
+  int checks = 0;
+  ServerOptions options;
+  options.admit = KeyCheck(&checks);
+  options.start_unproven = true;
+  options.max_unproven_connections = 1;
+  options.unproven_grace = absl::Seconds(30);
+  StartServer(EchoPath(), options, TcpAddress());
+  // Accepted in one burst, neither read yet: the first is not closed for the second.
+  Client* first = Connect();
+  Client* second = Connect();
+  ASSERT_TRUE(RunUntil([&] { return server_->unproven_count() == 2; }));
+  EXPECT_EQ(server_->evicted_count(), 0u);
+  // Once it has sent bytes without proving anything, it is the one to go.
+  first->Write("GET / HTTP/1.1\r\nX-Slow: ");
+  RunUntil([] { return false; }, 20);
+  Client* third = Connect();
+  ASSERT_TRUE(RunUntil([&] { return first->ended(); }));
+  EXPECT_FALSE(second->ended());
+  third->Write(Get("/ok", "X-Key: ok\r\n"));
+  ASSERT_TRUE(WaitResponses(third, 1));
+  EXPECT_EQ(third->responses()[0].status, 200);
+}
+
 TEST_F(ServerTest, UnprovenConnectionsHaveShortTimeoutsAndARequestInHandKeepsItsSlot) {
   int checks = 0;
   ServerOptions options;
@@ -861,15 +886,16 @@ TEST_F(ServerTest, UnprovenConnectionsHaveShortTimeoutsAndARequestInHandKeepsIts
   Client* silent = Connect();
   ASSERT_TRUE(RunUntil([&] { return silent->ended(); }, 2000));
   EXPECT_TRUE(silent->received().empty());
-  // A connection nobody can prove (a probe listener) is served as unproven; while its request is
-  // in hand, a newcomer finds no slot and gets a 503.
+  // A connection nobody can prove (a probe listener) is served as unproven; its request in hand
+  // keeps its slot. Newcomers are served over the budget up to four times it, then refused.
   Client* probe = Connect();
   probe->Write(Get("/hold", "X-Key: open\r\n"));
   ASSERT_TRUE(RunUntil([&] { return held.alive(); }));
-  Client* late = Connect();
-  ASSERT_TRUE(RunUntil([&] { return late->ended(); }));
-  ASSERT_EQ(late->responses().size(), 1u);
-  EXPECT_EQ(late->responses()[0].status, 503);
+  std::vector<Client*> late;
+  for (int i = 0; i < 4; ++i) late.push_back(Connect());
+  ASSERT_TRUE(RunUntil([&] { return late[3]->ended(); }));
+  ASSERT_EQ(late[3]->responses().size(), 1u);
+  EXPECT_EQ(late[3]->responses()[0].status, 503);
   held.Send(Text("held"));
   ASSERT_TRUE(WaitResponses(probe, 1));
   EXPECT_EQ(probe->responses()[0].body, "held");
