@@ -23,11 +23,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/api/authentication.h"
 #include "agent/app/app.h"
 #include "agent/base/address.h"
 #include "agent/base/log.h"
 #include "agent/status/status_main.h"
 #include "agent/store/journal.h"
+#include "agent/tls/server_context.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/signal.h"
 
@@ -35,7 +37,8 @@ ABSL_FLAG(std::string, master_socket, "",
           "HAProxy's master CLI socket (haproxy -W -S <path>): a path, unix:PATH or tcp:HOST:PORT");
 ABSL_FLAG(std::vector<std::string>, listen, {},
           "Where to serve hawk's API: unix:PATH (created with mode 0600) or tcp:HOST:PORT. A "
-          "non-loopback TCP address needs --token-file or --tls-client-ca. Repeatable");
+          "non-loopback TCP address needs --token-file or --tls-client-ca (and a token needs "
+          "TLS there). Repeatable");
 ABSL_FLAG(std::vector<std::string>, probe_listen, {},
           "Where to serve only /healthz, /readyz and /metrics (probes and Prometheus), e.g. "
           "tcp:0.0.0.0:8081. Repeatable");
@@ -89,7 +92,8 @@ ABSL_FLAG(absl::Duration, reload_timeout, absl::Seconds(60),
 ABSL_FLAG(std::string, token_file, "",
           "A file holding the bearer token that TCP --listen addresses require (`Authorization: "
           "Bearer <token>`; 401 without it), e.g. a mounted Kubernetes Secret: re-read when it "
-          "changes. The unix socket (mode 0600) and the probes need no token");
+          "changes. The unix socket (mode 0600) and the probes need no token. On a non-loopback "
+          "address it needs TLS (--tls-cert) or --allow-plaintext-token");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate (then its chain) for TLS 1.3 on TCP --listen addresses; re-read when "
           "it changes. Needs --tls-key");
@@ -97,6 +101,19 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key (unencrypted) of --tls-cert
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM bundle of the CAs that sign controllers' client certificates (mTLS): a client "
           "without a valid certificate never reaches HTTP. Needs --tls-cert");
+ABSL_FLAG(std::vector<std::string>, tls_client_allow, {},
+          "A client identity let in by mTLS: a DNS name or a URI (e.g. a SPIFFE ID) that a client "
+          "certificate's subjectAltName must carry, besides being signed by --tls-client-ca. "
+          "Repeatable; none: any certificate the CA signed");
+ABSL_FLAG(bool, allow_plaintext_token, false,
+          "Serve --token-file's bearer token on a non-loopback TCP --listen address without TLS, "
+          "where anyone on the path can read it. Without this flag hawk refuses to start so");
+ABSL_FLAG(std::vector<std::string>, allowed_origin, {},
+          "An origin (scheme://host[:port]) whose web pages may call the API; a request with any "
+          "other Origin header is refused with 403. Repeatable; none: no web page may");
+ABSL_FLAG(std::vector<std::string>, allowed_host, {},
+          "A DNS name clients may reach a TCP listener by (its Host header); IP addresses and "
+          "localhost always may, any other name gets 403 (DNS rebinding). Repeatable");
 ABSL_FLAG(std::string, log_level, "info", "debug, info, warn or error");
 
 namespace {
@@ -104,10 +121,12 @@ namespace {
 // Two rewrites before abseil parses the command line:
 //  - hawk's flags are spelled with dashes (--master-socket); abseil names them with underscores,
 //    so dashes in flag names become underscores (values are left alone);
-//  - abseil replaces a flag's value on every occurrence, but --listen and --probe-listen are
-//    repeatable: their occurrences are merged into one comma-separated value.
+//  - abseil replaces a flag's value on every occurrence, but --listen, --probe-listen,
+//    --tls-client-allow, --allowed-origin and --allowed-host are repeatable: their occurrences
+//    are merged into one comma-separated value.
 std::vector<std::string> NormalizeArgs(int argc, char** argv) {
-  const std::vector<std::string> repeatable = {"listen", "probe_listen"};
+  const std::vector<std::string> repeatable = {"listen", "probe_listen", "tls_client_allow",
+                                               "allowed_origin", "allowed_host"};
   std::vector<std::string> out;
   std::vector<std::vector<std::string>> values(repeatable.size());
   std::vector<size_t> slot(repeatable.size(), std::string::npos);
@@ -211,6 +230,26 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
         "--tls-client-ca needs --tls-cert and --tls-key: client certificates are checked in a "
         "TLS handshake");
   }
+  for (const std::string& text : absl::GetFlag(FLAGS_tls_client_allow)) {
+    absl::StatusOr<std::string> entry = hawk::tls::ParseClientAllow(text);
+    if (!entry.ok()) return entry.status();
+    config.tls_client_allow.push_back(*std::move(entry));
+  }
+  if (!config.tls_client_allow.empty() && config.tls.client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-allow needs --tls-client-ca: the identities are read from client "
+        "certificates the CA signed");
+  }
+  for (const std::string& text : absl::GetFlag(FLAGS_allowed_origin)) {
+    absl::StatusOr<std::string> origin = hawk::api::ParseAllowedOrigin(text);
+    if (!origin.ok()) return origin.status();
+    config.allowed_origins.push_back(*std::move(origin));
+  }
+  for (const std::string& text : absl::GetFlag(FLAGS_allowed_host)) {
+    absl::StatusOr<std::string> host = hawk::api::ParseAllowedHost(text);
+    if (!host.ok()) return host.status();
+    config.allowed_hosts.push_back(*std::move(host));
+  }
   bool authenticates = !config.token_file.empty() || !config.tls.client_ca.empty();
   for (const hawk::base::Address& address : config.listen) {
     // The API changes what every worker routes to: from another host, only with a credential.
@@ -220,6 +259,15 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
                        ": a non-loopback address serves the API to other hosts and needs "
                        "authentication: give --token-file, or --tls-client-ca with --tls-cert "
                        "and --tls-key (or listen on a unix socket or 127.0.0.1)"));
+    }
+    // A token sent in cleartext is a token anyone on the path can replay.
+    if (!hawk::base::IsLoopback(address) && !config.token_file.empty() && config.tls.cert.empty() &&
+        !absl::GetFlag(FLAGS_allow_plaintext_token)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--listen ", address.ToString(),
+          ": the bearer token (--token-file) would cross the network in cleartext on every "
+          "request: give --tls-cert and --tls-key (TLS 1.3), or pass --allow-plaintext-token to "
+          "accept that risk"));
     }
   }
   config.poll_interval = absl::GetFlag(FLAGS_poll_interval);

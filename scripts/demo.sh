@@ -82,7 +82,7 @@ step "hawk status: before anything happens"
 report
 
 step "PUT /v1/state: SRV_1 -> app-v2 (the controller's desired state)"
-api -X PUT http://hawk/v1/state -d "{\"version\":\"v1\",\"backends\":[{\"name\":\"be_app\",
+api -X PUT http://hawk/v1/state -H "Content-Type: application/json" -d "{\"version\":\"v1\",\"backends\":[{\"name\":\"be_app\",
   \"servers\":[{\"name\":\"SRV_1\",\"address\":\"127.0.0.1\",\"port\":$v2_port,\"state\":\"READY\"}]}]}" |
   jq -c .
 printf 'a request through HAProxy now reaches: %s' "$(curl -s "http://127.0.0.1:$fe_port/")"

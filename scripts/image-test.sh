@@ -266,7 +266,8 @@ echo "/readyz: 200 $(cat "$work/ready.json")"
 srv_addr=127.0.0.9
 srv_port=$(free_port)
 step "PUT /v1/state: be_app/SRV_1 -> $srv_addr:$srv_port READY, SRV_2 MAINT"
-code=$(http_call "$work/put.json" -X PUT "http://hawk/v1/state?timeoutMs=5000" -d @- <<JSON
+code=$(http_call "$work/put.json" -X PUT "http://hawk/v1/state?timeoutMs=5000" \
+  -H "Content-Type: application/json" -d @- <<JSON
 {"version": "v1", "generation": 1, "backends": [{"name": "be_app", "servers": [
   {"name": "SRV_1", "address": "$srv_addr", "port": $srv_port, "state": "READY"},
   {"name": "SRV_2", "address": "192.0.2.2", "port": 80, "state": "MAINT"}]}]}

@@ -2,23 +2,33 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "agent/base/json_writer.h"
 #include "agent/http/response.h"
 #include "agent/model/workers_json.h"
 
 namespace hawk::api {
-void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry) {
+absl::string_view NotReadyCode(const registry::WorkerRegistry& registry) {
+  model::WorkersReport report = registry.Snapshot();
+  if (!report.master_reachable) return "MASTER_UNREACHABLE";
+  if (report.Current() != nullptr || !report.master_error.empty()) return "WORKER_POLL_FAILED";
+  return "NO_CURRENT_WORKER";
+}
+
+void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry, bool detail) {
   router->Add("GET", "/healthz", [](const http::Request&, http::Responder responder) {
     responder.Send(http::JsonResponse(200, R"({"status":"ok"})"));
   });
-  router->Add("GET", "/readyz", [registry](const http::Request&, http::Responder responder) {
-    std::string reason;
-    if (registry->Ready(&reason)) {
-      responder.Send(http::JsonResponse(200, R"({"ready":true})"));
-      return;
-    }
-    responder.Send(http::JsonError(503, "UNAVAILABLE", reason));
-  });
+  router->Add("GET", "/readyz",
+              [registry, detail](const http::Request&, http::Responder responder) {
+                std::string reason;
+                if (registry->Ready(&reason)) {
+                  responder.Send(http::JsonResponse(200, R"({"ready":true})"));
+                  return;
+                }
+                if (!detail) reason = absl::StrCat("not ready: ", NotReadyCode(*registry));
+                responder.Send(http::JsonError(503, "UNAVAILABLE", reason));
+              });
 }
 
 void RegisterWorkerRoutes(Router* router, std::function<model::WorkersReport()> snapshot) {

@@ -5,6 +5,7 @@
 
 #include <functional>
 
+#include "absl/strings/string_view.h"
 #include "agent/api/router.h"
 #include "agent/model/workers.h"
 #include "agent/registry/registry.h"
@@ -12,8 +13,14 @@
 namespace hawk::api {
 
 // GET /healthz: 200 while the loop runs. GET /readyz: 200 only while the master CLI answers
-// and a CURRENT worker is known, else 503 with the reason.
-void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry);
+// and a CURRENT worker is known, else 503 with the reason: with `detail` (the API listeners) the
+// registry's text, which names sockets and quotes the master's errors; without (the probe
+// listener, which anyone who reaches it may read) only a reason code, MASTER_UNREACHABLE,
+// WORKER_POLL_FAILED or NO_CURRENT_WORKER.
+void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry, bool detail);
+
+// The reason code of a registry that is not ready (see above).
+absl::string_view NotReadyCode(const registry::WorkerRegistry& registry);
 
 // GET /v1/workers: the per-worker report, as `snapshot` composes it.
 void RegisterWorkerRoutes(Router* router, std::function<model::WorkersReport()> snapshot);

@@ -13,6 +13,13 @@
 namespace hawk::app {
 namespace {
 constexpr size_t kMaxApiBodyBytes = 32 * 1024 * 1024;
+// The probe listener serves GETs to kubelet and Prometheus, and anybody else who reaches it:
+// few connections, short timeouts, small heads and no bodies, so that clients holding its
+// connections cannot keep a probe out (http::ServerOptions, "Proven and unproven").
+constexpr size_t kProbeConnections = 64;
+constexpr absl::Duration kProbeHeaderTimeout = absl::Seconds(2);
+constexpr absl::Duration kProbeIdleTimeout = absl::Seconds(5);
+constexpr size_t kProbeMaxHeaderBytes = 8 * 1024;
 }  // namespace
 
 App::App(uv::Loop* loop, Config config) : loop_(loop), config_(std::move(config)) {}
@@ -116,14 +123,14 @@ absl::Status App::Init() {
   });
   reconciler_subscription_ = reconciler_->AddListener([this] { watch_->OnChange(); });
 
-  api::RegisterHealthRoutes(&api_router_, registry_.get());
+  api::RegisterHealthRoutes(&api_router_, registry_.get(), /*detail=*/true);
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
   api::RegisterStateRoutes(&api_router_, state_.get(), reconciler_.get());
   api::RegisterReloadRoutes(&api_router_, reloader_.get());
   api_router_.Add("GET", "/v1/watch", [this](const http::Request& request, http::Responder r) {
     watch_->Handle(request, std::move(r));
   });
-  api::RegisterHealthRoutes(&probe_router_, registry_.get());
+  api::RegisterHealthRoutes(&probe_router_, registry_.get(), /*detail=*/false);
   api::MetricsSources metrics{[this] { return Snapshot(); },
                               reconciler_.get(),
                               reloader_.get(),
@@ -149,7 +156,7 @@ absl::Status App::Init() {
   std::shared_ptr<tls::ServerContext> tls;
   if (!config_.tls.cert.empty()) {
     absl::StatusOr<std::unique_ptr<tls::ServerContext>> context =
-        tls::ServerContext::Create(config_.tls);
+        tls::ServerContext::Create(config_.tls, absl::Seconds(1), config_.tls_client_allow);
     if (!context.ok()) return context.status();
     tls = *std::move(context);
   }
@@ -157,24 +164,52 @@ absl::Status App::Init() {
                              const api::Router* router) -> absl::Status {
     http::ServerOptions options;
     bool api = router == &api_router_;
-    if (api) options.parser.max_body_bytes = kMaxApiBodyBytes;  // a desired state with large maps
+    bool tcp = address.kind == base::Address::Kind::kTcp;
+    // The unix socket is guarded by its mode (0600), the probes serve only health and metrics:
+    // credentials are for TCP API listeners.
+    bool tcp_api = api && tcp;
+    bool needs_token = tcp_api && token_;
+    if (tcp_api) options.tls = tls;
+    bool mtls = options.tls != nullptr && !config_.tls.client_ca.empty();
+    api::TokenCheck token_check;
+    if (needs_token) {
+      token_check = [token = token_.get()](absl::optional<absl::string_view> authorization) {
+        return token->Allows(authorization);
+      };
+    }
+    options.admit = api::MakeAdmissionCheck(
+        api::AdmissionPolicy{config_.allowed_origins, config_.allowed_hosts, /*check_host=*/tcp},
+        std::move(token_check));
+    if (api) {
+      options.parser.max_body_bytes = kMaxApiBodyBytes;  // a desired state with large maps
+      // Where a client can prove itself (a token, a client certificate), those that have not
+      // yet have a small budget of their own; elsewhere (the unix socket, a loopback listener
+      // without credentials) every client is as good as any other.
+      options.start_unproven = needs_token || mtls;
+    } else {
+      options.start_unproven = true;  // nobody is proven: the unproven budget is the budget
+      options.max_unproven_connections = kProbeConnections;
+      options.unproven_header_timeout = kProbeHeaderTimeout;
+      options.unproven_idle_timeout = kProbeIdleTimeout;
+      options.parser.max_header_bytes = kProbeMaxHeaderBytes;
+      options.parser.max_body_bytes = 0;
+    }
     http::Handler handler = [router](const http::Request& request, http::Responder responder) {
       router->Handle(request, std::move(responder));
     };
-    // The unix socket is guarded by its mode (0600), the probes serve only health and metrics:
-    // credentials are for TCP API listeners.
-    bool tcp_api = api && address.kind == base::Address::Kind::kTcp;
-    bool needs_token = tcp_api && token_;
-    if (needs_token) handler = api::RequireBearerToken(token_.get(), std::move(handler));
-    if (tcp_api) options.tls = tls;
     absl::StatusOr<std::unique_ptr<http::Server>> server =
         http::Server::Create(loop_->get(), address, options, std::move(handler));
     if (!server.ok()) return server.status();
     base::LogInfo("listening on ", address.ToString(),
-                  options.tls == nullptr          ? ""
-                  : config_.tls.client_ca.empty() ? " (TLS 1.3)"
-                                                  : " (TLS 1.3, client certificates)",
+                  options.tls == nullptr ? ""
+                  : mtls                 ? " (TLS 1.3, client certificates)"
+                                         : " (TLS 1.3)",
                   needs_token ? " (bearer token)" : "");
+    if (needs_token && options.tls == nullptr && !base::IsLoopback(address)) {
+      base::LogWarn("listening on ", address.ToString(),
+                    ": the bearer token crosses the network in cleartext "
+                    "(--allow-plaintext-token)");
+    }
     servers_.push_back(*std::move(server));
     return absl::OkStatus();
   };

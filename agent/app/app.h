@@ -53,6 +53,11 @@ struct Config {
   // --tls-cert/--tls-key/--tls-client-ca: TCP API listeners speak TLS 1.3 (with client
   // certificates when client_ca is set). Empty cert: plain TCP.
   tls::ServerFiles tls;
+  // --tls-client-allow (tls::ParseClientAllow): the client identities mTLS lets in.
+  std::vector<std::string> tls_client_allow;
+  // --allowed-origin, --allowed-host (api::ParseAllowedOrigin, api::ParseAllowedHost).
+  std::vector<std::string> allowed_origins;
+  std::vector<std::string> allowed_hosts;
 };
 
 class App {

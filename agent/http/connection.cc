@@ -36,20 +36,61 @@ Exchange::~Exchange() {
 
 Connection::Connection(Server* server, uv_loop_t* loop,
                        std::shared_ptr<const Server::Shared> shared,
-                       std::unique_ptr<uv::ByteStream> stream, bool refused)
+                       std::unique_ptr<uv::ByteStream> stream, tls::ServerStream* tls, Slot slot)
     : server_(server),
       loop_(loop),
       shared_(std::move(shared)),
       options_(shared_->options),
       stream_(std::move(stream)),
+      tls_(tls),
       timer_(loop),
-      parser_(options_.parser),
-      refused_(refused) {}
+      parser_(options_.parser,
+              options_.admit ? HeadCheck([this](const Request& head) { return CheckHead(head); })
+                             : HeadCheck()),
+      slot_(slot),
+      accepted_ms_(uv_now(loop)) {}
 
 void Connection::Start() {
   last_activity_ms_ = Now();
+  if (tls_ != nullptr && slot_ == Slot::kUnproven) {
+    tls_->SetHandshakeCallback([this] { OnHandshake(); });
+  }
   StartReading();
   UpdateTimer();
+}
+
+bool Connection::CheckHead(const Request& head) {
+  Admission admission = options_.admit(head);
+  if (admission.refusal.has_value()) {
+    refusal_ = std::move(admission.refusal);
+    return false;
+  }
+  if (admission.proves_peer && !Prove()) {
+    refusal_ = JsonError(
+        503, "UNAVAILABLE",
+        absl::StrCat("too many connections (", options_.max_connections, "); retry later"));
+    return false;
+  }
+  return true;
+}
+
+void Connection::OnHandshake() {
+  if (tls_ == nullptr || !tls_->peer_verified() || phase_ == Phase::kClosing) return;
+  Prove();  // if the proven budget is full, the connection stays unproven
+  UpdateTimer();
+}
+
+bool Connection::Prove() {
+  if (slot_ == Slot::kProven) return true;
+  return server_ != nullptr && server_->Prove(this);
+}
+
+absl::Duration Connection::HeaderTimeout() const {
+  return slot_ == Slot::kUnproven ? options_.unproven_header_timeout : options_.header_timeout;
+}
+
+absl::Duration Connection::IdleTimeout() const {
+  return slot_ == Slot::kUnproven ? options_.unproven_idle_timeout : options_.idle_timeout;
 }
 
 void Connection::Refuse() {
@@ -176,10 +217,16 @@ void Connection::OnData(absl::string_view bytes) {
   if (phase_ == Phase::kClosing || phase_ == Phase::kFinishing || parse_failed_) return;
   uint64_t now = Now();
   last_activity_ms_ = now;
+  received_bytes_ = true;
   std::vector<Request> parsed;
   absl::Status status = parser_.Feed(bytes, &parsed);
   for (Request& request : parsed) pending_.push_back(std::move(request));
-  if (!status.ok()) {
+  if (!status.ok() && parser_.error_kind() == ParseErrorKind::kRefused && refusal_.has_value()) {
+    // Answered after the requests before it, like a parse error; its body is never read.
+    parse_failed_ = true;
+    error_response_ = std::move(*refusal_);
+    refusal_.reset();
+  } else if (!status.ok()) {
     base::LogDebug("http: ", status.message());
     parse_failed_ = true;
     error_response_ = JsonError(HttpStatusFor(parser_.error_kind()),
@@ -359,9 +406,9 @@ void Connection::UpdateTimer() {
       if (defer_advance_ || !pending_.empty() || parse_failed_) {
         deadline = now;
       } else if (parser_.message_in_progress() && !parser_.headers_complete()) {
-        deadline = header_start_ms_ + Milliseconds(options_.header_timeout);
+        deadline = header_start_ms_ + Milliseconds(HeaderTimeout());
       } else {  // between requests, or in a body: the client must keep sending
-        deadline = last_activity_ms_ + Milliseconds(options_.idle_timeout);
+        deadline = last_activity_ms_ + Milliseconds(IdleTimeout());
       }
       break;
     case Phase::kHandling:
@@ -369,12 +416,12 @@ void Connection::UpdateTimer() {
       if (abandoned_) deadline = now;
       break;
     case Phase::kDraining:
-      deadline = last_activity_ms_ + Milliseconds(options_.idle_timeout);
+      deadline = last_activity_ms_ + Milliseconds(IdleTimeout());
       break;
     case Phase::kFinishing:
       // While the last response is still going out, the client must keep reading it.
       deadline = unflushed_writes_ > 0
-                     ? last_activity_ms_ + Milliseconds(options_.idle_timeout)
+                     ? last_activity_ms_ + Milliseconds(IdleTimeout())
                      : finishing_since_ms_ + Milliseconds(options_.linger_timeout);
       break;
     case Phase::kClosing:
@@ -398,8 +445,8 @@ void Connection::OnTimer() {
         return;
       }
       bool in_headers = parser_.message_in_progress() && !parser_.headers_complete();
-      uint64_t deadline = in_headers ? header_start_ms_ + Milliseconds(options_.header_timeout)
-                                     : last_activity_ms_ + Milliseconds(options_.idle_timeout);
+      uint64_t deadline = in_headers ? header_start_ms_ + Milliseconds(HeaderTimeout())
+                                     : last_activity_ms_ + Milliseconds(IdleTimeout());
       if (now < deadline) {
         UpdateTimer();
         return;
@@ -411,9 +458,9 @@ void Connection::OnTimer() {
       base::LogDebug("http: request timed out ", in_headers ? "in its headers" : "in its body");
       SendFinal(JsonError(408, "DEADLINE_EXCEEDED",
                           in_headers ? absl::StrCat("request headers not complete within ",
-                                                    absl::FormatDuration(options_.header_timeout))
+                                                    absl::FormatDuration(HeaderTimeout()))
                                      : absl::StrCat("no request body bytes for ",
-                                                    absl::FormatDuration(options_.idle_timeout))));
+                                                    absl::FormatDuration(IdleTimeout()))));
       return;
     }
     case Phase::kHandling:

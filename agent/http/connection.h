@@ -19,10 +19,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "agent/http/request.h"
 #include "agent/http/request_parser.h"
 #include "agent/http/response.h"
 #include "agent/http/server.h"
+#include "agent/tls/server_stream.h"
 #include "agent/uv/byte_stream.h"
 #include "agent/uv/timer.h"
 
@@ -58,8 +61,17 @@ struct Exchange {
 // both handles are members and call nothing once destroyed. Threading: the loop thread only.
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
+  // Which of the Server's budgets the connection counts against (server.h).
+  enum class Slot {
+    kProven,    // served under max_connections
+    kUnproven,  // served under max_unproven_connections, with the shorter timeouts
+    kRefused,   // answered 503 and closed
+    kNone,      // evicted: closing, counted nowhere
+  };
+
+  // `tls`: the stream itself when it is TLS, else null.
   Connection(Server* server, uv_loop_t* loop, std::shared_ptr<const Server::Shared> shared,
-             std::unique_ptr<uv::ByteStream> stream, bool refused);
+             std::unique_ptr<uv::ByteStream> stream, tls::ServerStream* tls, Slot slot);
 
   // Serves requests.
   void Start();
@@ -69,7 +81,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Abort();
   // The Server lets go of this connection: it is not told when the stream closes.
   void Detach() { server_ = nullptr; }
-  bool refused() const { return refused_; }
+  Slot slot() const { return slot_; }
+  void set_slot(Slot slot) { slot_ = slot; }
+  // The client has sent at least one byte of HTTP.
+  bool received_bytes() const { return received_bytes_; }
+  // uv_now() when the connection was accepted.
+  uint64_t accepted_ms() const { return accepted_ms_; }
+  // No request is in hand: closing the connection breaks no exchange.
+  bool Evictable() const {
+    return phase_ != Phase::kHandling && phase_ != Phase::kStreaming && phase_ != Phase::kClosing;
+  }
   // Runs the OnClosed callbacks of the request in hand, once.
   void RunClosedCallbacks();
 
@@ -112,15 +133,25 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void UpdateTimer();
   void OnTimer();
   void OnStreamClosed();
+  // The head check (RequestParser): admission, and the move to the proven budget.
+  bool CheckHead(const Request& head);
+  // The TLS handshake is done: a verified client certificate proves the peer.
+  void OnHandshake();
+  bool Prove();
+  absl::Duration HeaderTimeout() const;
+  absl::Duration IdleTimeout() const;
 
   Server* server_;  // null once the Server has let go of this connection
   uv_loop_t* loop_;
   std::shared_ptr<const Server::Shared> shared_;
   const ServerOptions& options_;  // in *shared_
   std::unique_ptr<uv::ByteStream> stream_;
+  tls::ServerStream* tls_;  // stream_ when it is TLS, else null
   uv::Timer timer_;
   RequestParser parser_;
-  const bool refused_;
+  Slot slot_;
+  const uint64_t accepted_ms_;
+  bool received_bytes_ = false;
   Phase phase_ = Phase::kReading;
 
   // Input.
@@ -129,6 +160,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool peer_ended_ = false;      // the client closed its side (EOF)
   bool parse_failed_ = false;    // error_response_ goes out after the pending requests
   Response error_response_;
+  absl::optional<Response> refusal_;    // the head check's answer to a request it refused
   uint64_t header_clock_message_ = 0;   // the message whose header clock runs
   uint64_t continue_sent_message_ = 0;  // the message that got its 100 Continue
 

@@ -19,6 +19,8 @@ int HttpStatusFor(ParseErrorKind kind) {
       return 431;
     case ParseErrorKind::kBodyTooLarge:
       return 413;
+    case ParseErrorKind::kRefused:
+      return 403;
     case ParseErrorKind::kNone:
     case ParseErrorKind::kMalformed:
       break;
@@ -29,7 +31,8 @@ int HttpStatusFor(ParseErrorKind kind) {
 // Owns the llhttp parser; its callbacks reach this through `parser.data`. llhttp hands data in
 // pieces that point into the caller's buffer: everything is appended to `current` at once.
 struct RequestParser::State {
-  explicit State(ParserOptions parser_options) : options(parser_options) {
+  State(ParserOptions parser_options, HeadCheck head_check)
+      : options(parser_options), check(std::move(head_check)) {
     llhttp_settings_init(&settings);
     settings.on_message_begin = &State::OnMessageBegin;
     settings.on_url = &State::OnUrl;
@@ -151,6 +154,12 @@ struct RequestParser::State {
           absl::StrCat("unsupported HTTP version ", request.http_major, ".", request.http_minor));
       return -1;
     }
+    // Admission comes before the size: a refused request is answered for what it is, and none
+    // of its body is parsed.
+    if (self->check && !self->check(request)) {
+      self->Fail(ParseErrorKind::kRefused, "refused at its headers");
+      return -1;
+    }
     if ((p->flags & F_CONTENT_LENGTH) != 0 && p->content_length > self->options.max_body_bytes) {
       self->Fail(ParseErrorKind::kBodyTooLarge,
                  absl::StrCat("body of ", p->content_length, " bytes is larger than ",
@@ -193,6 +202,7 @@ struct RequestParser::State {
   }
 
   ParserOptions options;
+  HeadCheck check;
   llhttp_settings_t settings;
   llhttp_t parser;
   Request current;
@@ -211,7 +221,8 @@ struct RequestParser::State {
   absl::Status error;
 };
 
-RequestParser::RequestParser(ParserOptions options) : state_(std::make_unique<State>(options)) {}
+RequestParser::RequestParser(ParserOptions options, HeadCheck check)
+    : state_(std::make_unique<State>(options, std::move(check))) {}
 
 RequestParser::~RequestParser() = default;
 
@@ -233,7 +244,9 @@ absl::Status RequestParser::Feed(absl::string_view bytes, std::vector<Request>* 
   }
   s.out = nullptr;
   if (rc == HPE_OK) return absl::OkStatus();
-  if (s.error_kind == ParseErrorKind::kMalformed) {
+  if (s.error_kind == ParseErrorKind::kRefused) {
+    s.error = absl::PermissionDeniedError("request refused at its headers");
+  } else if (s.error_kind == ParseErrorKind::kMalformed) {
     s.error = absl::InvalidArgumentError(absl::StrCat("malformed HTTP request: ", s.error_detail));
   } else if (s.error_kind != ParseErrorKind::kNone) {
     s.error = absl::ResourceExhaustedError(absl::StrCat("request too large: ", s.error_detail));

@@ -6,6 +6,11 @@
 // before anything big is buffered, and each has its own error kind so that the server can answer
 // 414/431/413 rather than 400.
 //
+// A head check (the constructor's `check`) sees each request once its headers are complete,
+// before any of its body is parsed and before its declared size is held against
+// max_body_bytes: refusing it stops the parser there (kRefused), so the body of a request that
+// is not admitted is never read, whatever its size.
+//
 // Once Feed() has failed the parser is done: the connection is unusable (its framing is lost)
 // and every later Feed() returns the same error.
 //
@@ -17,6 +22,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -39,21 +45,26 @@ enum class ParseErrorKind {
   kRequestLineTooLong,  // max_request_line_bytes: 414
   kHeadersTooLarge,     // max_header_bytes or max_header_count: 431
   kBodyTooLarge,        // max_body_bytes: 413
+  kRefused,             // the head check refused the request: the caller has its answer
 };
+
+// Sees a request whose headers are complete (no body yet); false stops parsing before the body.
+using HeadCheck = std::function<bool(const Request& head)>;
 
 // The HTTP status that answers a parse error (400 for kNone, which is no error).
 int HttpStatusFor(ParseErrorKind kind);
 
 class RequestParser {
  public:
-  explicit RequestParser(ParserOptions options = {});
+  explicit RequestParser(ParserOptions options = {}, HeadCheck check = nullptr);
   ~RequestParser();
   RequestParser(const RequestParser&) = delete;
   RequestParser& operator=(const RequestParser&) = delete;
 
   // Parses `bytes` (copied as needed) and appends each completed request to `out`. On error,
   // `out` still gets the requests completed before the bad byte; the Status says what is wrong
-  // (InvalidArgument for malformed input, ResourceExhausted for a limit) and error_kind() which
+  // (InvalidArgument for malformed input, ResourceExhausted for a limit, PermissionDenied when the
+  // head check refused the request) and error_kind() which
   // kind of problem it is.
   absl::Status Feed(absl::string_view bytes, std::vector<Request>* out);
 

@@ -43,8 +43,9 @@ void Server::Close() {
   listener_.reset();
   auto connections = std::move(connections_);
   connections_.clear();
-  active_ = 0;
+  proven_ = 0;
   refusing_ = 0;
+  unproven_.clear();
   for (auto& [raw, connection] : connections) {
     connection->Detach();
     connection->Abort();
@@ -56,26 +57,44 @@ void Server::OnConnection(std::unique_ptr<uv::Stream> socket) {
   if (closed_) return;  // the socket closes itself on destruction
   const ServerOptions& options = shared_->options;
   std::unique_ptr<uv::ByteStream> stream;
+  tls::ServerStream* tls = nullptr;
   if (options.tls != nullptr) {
     // The handshake starts now, before the connection is served or refused: a 503 goes out
     // over TLS too, and a stalled handshake holds a connection slot until handshake_timeout.
-    stream = std::make_unique<tls::ServerStream>(loop_, std::move(socket), options.tls,
-                                                 options.handshake_timeout);
+    auto tls_stream = std::make_unique<tls::ServerStream>(loop_, std::move(socket), options.tls,
+                                                          options.handshake_timeout);
+    tls = tls_stream.get();
+    stream = std::move(tls_stream);
   } else {
     stream = std::move(socket);
   }
-  bool refuse = active_ >= options.max_connections;
+  using Slot = internal::Connection::Slot;
+  Slot slot = Slot::kRefused;
+  if (!options.start_unproven) {
+    if (proven_ < options.max_connections) slot = Slot::kProven;
+  } else if (unproven_.size() < options.max_unproven_connections || EvictUnproven() ||
+             unproven_.size() < 4 * options.max_unproven_connections) {
+    slot = Slot::kUnproven;
+  }
   auto connection =
-      std::make_shared<internal::Connection>(this, loop_, shared_, std::move(stream), refuse);
+      std::make_shared<internal::Connection>(this, loop_, shared_, std::move(stream), tls, slot);
   connections_.emplace(connection.get(), connection);
-  if (!refuse) {
-    ++active_;
+  if (slot == Slot::kProven) {
+    ++proven_;
+    connection->Start();
+    return;
+  }
+  if (slot == Slot::kUnproven) {
+    unproven_.push_back(connection.get());
     connection->Start();
     return;
   }
   if (refusing_ == 0) {
-    base::LogWarn("http: ", address_.ToString(), ": ", options.max_connections,
-                  " connections open; refusing new ones with 503");
+    base::LogWarn(
+        "http: ", address_.ToString(), ": ",
+        options.start_unproven ? options.max_unproven_connections : options.max_connections,
+        options.start_unproven ? " unauthenticated" : "",
+        " connections open; refusing new ones with 503");
   }
   ++refusing_;
   // Refusals linger too (see StartFinishing); a flood of them is cut short instead.
@@ -86,13 +105,68 @@ void Server::OnConnection(std::unique_ptr<uv::Stream> socket) {
   }
 }
 
+bool Server::EvictUnproven() {
+  // The oldest that has sent bytes without proving itself; else the oldest that has sent
+  // nothing for the grace period. Never one with a request in hand.
+  uint64_t now = uv_now(loop_);
+  uint64_t grace = static_cast<uint64_t>(
+      std::max<int64_t>(absl::ToInt64Milliseconds(shared_->options.unproven_grace), 0));
+  auto victim = unproven_.end();
+  for (auto it = unproven_.begin(); it != unproven_.end(); ++it) {
+    if (!(*it)->Evictable()) continue;
+    if ((*it)->received_bytes()) {
+      victim = it;
+      break;
+    }
+    if (victim == unproven_.end() && now >= (*it)->accepted_ms() + grace) victim = it;
+  }
+  if (victim == unproven_.end()) return false;
+  internal::Connection* connection = *victim;
+  unproven_.erase(victim);
+  connection->set_slot(internal::Connection::Slot::kNone);
+  connection->Abort();
+  ++evicted_;
+  if (now >= eviction_log_after_ms_) {
+    base::LogWarn("http: ", address_.ToString(), ": ", shared_->options.max_unproven_connections,
+                  " unauthenticated connections open; closing the oldest for each new one",
+                  evictions_unlogged_ > 0
+                      ? absl::StrCat(" (", evictions_unlogged_, " more since the last report)")
+                      : "");
+    eviction_log_after_ms_ = now + 60 * 1000;
+    evictions_unlogged_ = 0;
+  } else {
+    ++evictions_unlogged_;
+  }
+  return true;
+}
+
+bool Server::Prove(internal::Connection* connection) {
+  using Slot = internal::Connection::Slot;
+  if (connection->slot() == Slot::kProven) return true;
+  if (connection->slot() != Slot::kUnproven) return false;
+  if (proven_ >= shared_->options.max_connections) return false;
+  unproven_.erase(std::find(unproven_.begin(), unproven_.end(), connection));
+  ++proven_;
+  connection->set_slot(Slot::kProven);
+  return true;
+}
+
 void Server::Forget(internal::Connection* connection) {
   auto it = connections_.find(connection);
   if (it == connections_.end()) return;
-  if (connection->refused()) {
-    --refusing_;
-  } else {
-    --active_;
+  using Slot = internal::Connection::Slot;
+  switch (connection->slot()) {
+    case Slot::kProven:
+      --proven_;
+      break;
+    case Slot::kUnproven:
+      unproven_.erase(std::find(unproven_.begin(), unproven_.end(), connection));
+      break;
+    case Slot::kRefused:
+      --refusing_;
+      break;
+    case Slot::kNone:
+      break;
   }
   connections_.erase(it);
 }

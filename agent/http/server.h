@@ -21,6 +21,26 @@
 // stream is dropped, and the next request waits until the client has read the last response.
 // Nothing ever blocks the loop.
 //
+// Admission (ServerOptions::admit) is decided on each request's head: once its headers are
+// complete the check runs, before any byte of the body is read and before `100 Continue` is
+// sent. A refusal goes out at once and the connection closes without reading the body, so a
+// client without credentials cannot make the server hold a body, nor wait for one.
+//
+// Proven and unproven connections (ServerOptions::start_unproven): on a listener whose clients
+// must prove who they are, a new connection is unproven until a request carries a credential
+// the admission check accepts (Admission::proves_peer) or its TLS handshake verified a client
+// certificate. Unproven connections have a budget of their own (max_unproven_connections) and
+// shorter timeouts (unproven_header_timeout, unproven_idle_timeout); proven ones have
+// max_connections and the normal timeouts, so clients without credentials can never take a
+// proven client's slot. When the unproven budget is full, a new connection takes the slot of the
+// oldest unproven connection that has no request in hand and has had its chance: it has sent
+// bytes without proving anything, or nothing for unproven_grace. A connection accepted in the
+// same burst as the new one has not been read yet (libuv accepts everything pending before it
+// reads), so it is never the one closed: a controller connecting among slowloris clients that
+// reconnect as fast as they are dropped is read, and served. When no connection has had its
+// chance, the new one is served over the budget, up to four times it; beyond that it is refused
+// (503), as when every unproven connection has a request in hand.
+//
 // TLS (ServerOptions::tls) is a transport under all of this (agent/tls): each accepted socket is
 // wrapped in a tls::ServerStream before its connection sees a byte, so every endpoint, limit and
 // timeout above behaves the same over TLS as over plain TCP. A connection in its handshake counts
@@ -35,12 +55,14 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "agent/base/address.h"
+#include "agent/http/admission.h"
 #include "agent/http/request_parser.h"
 #include "agent/http/response.h"
 #include "agent/uv/listener.h"
@@ -75,6 +97,20 @@ struct ServerOptions {
   std::shared_ptr<tls::ServerContext> tls;
   // With `tls`: from accept until the TLS handshake is complete.
   absl::Duration handshake_timeout = absl::Seconds(10);
+
+  // Decides on each request from its head (see "Admission" above). Null: every request is
+  // admitted.
+  AdmissionCheck admit;
+  // New connections start unproven (see "Proven and unproven connections" above). false: every
+  // connection is served under max_connections and the timeouts above from the start (a unix
+  // socket whose mode picks its clients, a listener where nobody could prove anything).
+  bool start_unproven = false;
+  size_t max_unproven_connections = 64;
+  // For unproven connections, in place of header_timeout and idle_timeout.
+  absl::Duration unproven_header_timeout = absl::Seconds(3);
+  absl::Duration unproven_idle_timeout = absl::Seconds(5);
+  // How long a silent unproven connection is kept from eviction (see above).
+  absl::Duration unproven_grace = absl::Milliseconds(100);
 };
 
 // Answers one request, now or later: a cheap handle to copy, move or store. Calls on a Responder
@@ -137,6 +173,10 @@ class Server {
   const base::Address& address() const { return address_; }
   // Open connections, those being refused with a 503 included.
   size_t connection_count() const { return connections_.size(); }
+  // Connections served as unproven now, and unproven connections closed so far to make room for
+  // new ones.
+  size_t unproven_count() const { return unproven_.size(); }
+  uint64_t evicted_count() const { return evicted_; }
 
  private:
   friend class internal::Connection;
@@ -146,14 +186,24 @@ class Server {
   void OnConnection(std::unique_ptr<uv::Stream> socket);
   // The connection's stream is closed: forget it.
   void Forget(internal::Connection* connection);
+  // Moves an unproven connection into the proven budget; false when that budget is full.
+  bool Prove(internal::Connection* connection);
+  // Closes the unproven connection that has waited longest to prove itself (see above); false
+  // when every one has a request in hand.
+  bool EvictUnproven();
 
   uv_loop_t* loop_;
   std::shared_ptr<const Shared> shared_;
   std::unique_ptr<uv::Listener> listener_;
   base::Address address_;
   absl::flat_hash_map<internal::Connection*, std::shared_ptr<internal::Connection>> connections_;
-  size_t active_ = 0;    // connections being served
+  size_t proven_ = 0;    // connections served as proven
   size_t refusing_ = 0;  // connections being refused (503)
+  // Connections served as unproven, oldest first (a few dozen: scanned, not indexed).
+  std::vector<internal::Connection*> unproven_;
+  uint64_t evicted_ = 0;
+  uint64_t eviction_log_after_ms_ = 0;  // one warning a minute at most
+  uint64_t evictions_unlogged_ = 0;
   bool closed_ = false;
 };
 

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "llhttp.h"
 
@@ -123,7 +124,14 @@ absl::Status Exchange(const Endpoint& endpoint, absl::string_view target, absl::
   absl::StatusOr<int> connected = Connect(address);
   if (!connected.ok()) return connected.status();
   Fd fd(*connected);
-  std::string request = absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: hawk\r\n");
+  // Over TCP the Host is the address itself (hawk answers to IP literals; see --allowed-host).
+  std::string host = "localhost";
+  if (address.kind == base::Address::Kind::kTcp) {
+    host = absl::StrCat(
+        absl::StrContains(address.host, ':') ? absl::StrCat("[", address.host, "]") : address.host,
+        ":", address.port);
+  }
+  std::string request = absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: ", host, "\r\n");
   if (!endpoint.bearer_token.empty()) {
     absl::StrAppend(&request, "Authorization: Bearer ", endpoint.bearer_token, "\r\n");
   }

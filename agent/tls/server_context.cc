@@ -5,15 +5,20 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+#include <openssl/x509v3.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "agent/base/log.h"
 #include "agent/base/status_macros.h"
 
@@ -141,7 +146,122 @@ std::string Describe(SSL_CTX* ctx) {
   return text;
 }
 
+// SSL_CTX ex_data: the allow-list of the ServerContext that made the SSL_CTX. A ServerContext
+// outlives every SSL_CTX it makes: each session's ServerStream holds the context.
+int AllowListIndex() {
+  static const int index = SSL_CTX_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  return index;
+}
+
+// SSL ex_data: what a certificate the allow-list refused was named, freed with the SSL.
+void FreeNames(void*, void* names, CRYPTO_EX_DATA*, int, long, void*) {
+  delete static_cast<std::string*>(names);
+}
+int RejectedNamesIndex() {
+  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, &FreeNames);
+  return index;
+}
+
+// A DNS name as compared: lowercase, without one trailing dot.
+std::string NormalizeDnsName(absl::string_view name) {
+  if (absl::EndsWith(name, ".")) name.remove_suffix(1);
+  return absl::AsciiStrToLower(name);
+}
+
+ClientIdentity IdentityOf(X509* cert) {
+  ClientIdentity identity;
+  auto* names =
+      static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(cert, NID_subject_alt_name, nullptr, nullptr));
+  if (names == nullptr) return identity;
+  for (int i = 0; i < sk_GENERAL_NAME_num(names); ++i) {
+    const GENERAL_NAME* name = sk_GENERAL_NAME_value(names, i);
+    if (name->type != GEN_DNS && name->type != GEN_URI) continue;
+    const ASN1_IA5STRING* text = name->d.ia5;  // dNSName and uniformResourceIdentifier alike
+    // Bytes as they are, NULs included: such a name matches no entry.
+    std::string value(reinterpret_cast<const char*>(ASN1_STRING_get0_data(text)),
+                      static_cast<size_t>(std::max(ASN1_STRING_length(text), 0)));
+    (name->type == GEN_DNS ? identity.dns : identity.uris).push_back(std::move(value));
+  }
+  GENERAL_NAMES_free(names);
+  return identity;
+}
+
+// "DNS:a, URI:b" for the log; bytes outside printable ASCII shown as '?', at most 8 names.
+std::string DescribeNames(const ClientIdentity& identity) {
+  std::vector<std::string> parts;
+  auto add = [&](absl::string_view kind, const std::string& value) {
+    if (parts.size() == 8) return;
+    std::string shown(value.substr(0, 128));
+    for (char& c : shown) {
+      if (c < ' ' || c > '~') c = '?';
+    }
+    parts.push_back(absl::StrCat(kind, ":", shown));
+  };
+  for (const std::string& name : identity.dns) add("DNS", name);
+  for (const std::string& uri : identity.uris) add("URI", uri);
+  if (parts.empty()) return "no DNS or URI subjectAltName";
+  return absl::StrJoin(parts, ", ");
+}
+
 }  // namespace
+
+absl::StatusOr<std::string> ParseClientAllow(absl::string_view entry) {
+  if (entry.empty()) return absl::InvalidArgumentError("--tls-client-allow: an empty identity");
+  for (char c : entry) {
+    if (c <= ' ' || c > '~') {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tls-client-allow \"", absl::CEscape(entry),
+                       "\": blanks and non-ASCII bytes are not allowed"));
+    }
+  }
+  if (absl::StrContains(entry, "://")) return std::string(entry);  // a URI, compared exactly
+  for (char c : entry) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-' && c != '_') {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--tls-client-allow ", entry,
+          ": not a DNS name (letters, digits, '.', '-') nor a URI (scheme://…); wildcards are not "
+          "supported"));
+    }
+  }
+  return NormalizeDnsName(entry);
+}
+
+bool IdentityAllowed(const std::vector<std::string>& allow, const ClientIdentity& identity) {
+  for (const std::string& entry : allow) {
+    if (absl::StrContains(entry, "://")) {
+      for (const std::string& uri : identity.uris) {
+        if (uri == entry) return true;
+      }
+      continue;
+    }
+    for (const std::string& dns : identity.dns) {
+      if (NormalizeDnsName(dns) == entry) return true;
+    }
+  }
+  return false;
+}
+
+std::string RejectedClientNames(const SSL* ssl) {
+  const auto* names = static_cast<const std::string*>(SSL_get_ex_data(ssl, RejectedNamesIndex()));
+  return names != nullptr ? *names : "";
+}
+
+int ServerContext::VerifyClient(int preverified, X509_STORE_CTX* store) {
+  if (preverified != 1) return 0;  // the chain does not verify: OpenSSL's reason stands
+  if (X509_STORE_CTX_get_error_depth(store) != 0) return 1;  // a CA: the names are the leaf's
+  auto* ssl =
+      static_cast<SSL*>(X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()));
+  if (ssl == nullptr) return 0;
+  const auto* allow = static_cast<const std::vector<std::string>*>(
+      SSL_CTX_get_ex_data(SSL_get_SSL_CTX(ssl), AllowListIndex()));
+  if (allow == nullptr || allow->empty()) return 1;
+  ClientIdentity identity = IdentityOf(X509_STORE_CTX_get_current_cert(store));
+  if (IdentityAllowed(*allow, identity)) return 1;
+  delete static_cast<std::string*>(SSL_get_ex_data(ssl, RejectedNamesIndex()));
+  SSL_set_ex_data(ssl, RejectedNamesIndex(), new std::string(DescribeNames(identity)));
+  X509_STORE_CTX_set_error(store, X509_V_ERR_APPLICATION_VERIFICATION);
+  return 0;
+}
 
 void SslDeleter::operator()(SSL* ssl) const {
   SSL_free(ssl);
@@ -152,20 +272,28 @@ size_t LiveSessions() { return live_sessions; }
 
 void ServerContext::CtxDeleter::operator()(SSL_CTX* ctx) const { SSL_CTX_free(ctx); }
 
-ServerContext::ServerContext(ServerFiles files, absl::Duration recheck_interval)
+ServerContext::ServerContext(ServerFiles files, absl::Duration recheck_interval,
+                             std::vector<std::string> client_allow)
     : files_(std::move(files)),
+      client_allow_(std::move(client_allow)),
       recheck_interval_ms_(static_cast<uint64_t>(
           std::max<int64_t>(absl::ToInt64Milliseconds(recheck_interval), 0))) {}
 
 ServerContext::~ServerContext() = default;
 
 absl::StatusOr<std::unique_ptr<ServerContext>> ServerContext::Create(
-    ServerFiles files, absl::Duration recheck_interval) {
-  std::unique_ptr<ServerContext> context(new ServerContext(std::move(files), recheck_interval));
+    ServerFiles files, absl::Duration recheck_interval, std::vector<std::string> client_allow) {
+  if (!client_allow.empty() && files.client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-allow needs --tls-client-ca: the identities are read from client "
+        "certificates the CA signed");
+  }
+  std::unique_ptr<ServerContext> context(
+      new ServerContext(std::move(files), recheck_interval, std::move(client_allow)));
   // Identified before they are read: a file replaced in between is taken as changed at the first
   // check and read again, never the other way round.
   context->seen_ = context->Identify();
-  ASSIGN_OR_RETURN(context->ctx_, Load(context->files_));
+  ASSIGN_OR_RETURN(context->ctx_, Load(context->files_, context->client_allow_));
   context->generation_ = 1;
   return context;
 }
@@ -190,7 +318,8 @@ std::vector<ServerContext::FileId> ServerContext::Identify() const {
   return ids;
 }
 
-absl::StatusOr<ServerContext::CtxPtr> ServerContext::Load(const ServerFiles& files) {
+absl::StatusOr<ServerContext::CtxPtr> ServerContext::Load(
+    const ServerFiles& files, const std::vector<std::string>& client_allow) {
   ERR_clear_error();
   ASSIGN_OR_RETURN(std::string cert_pem, ReadPemFile("--tls-cert", files.cert));
   ASSIGN_OR_RETURN(std::string key_pem, ReadPemFile("--tls-key", files.key));
@@ -263,7 +392,11 @@ absl::StatusOr<ServerContext::CtxPtr> ServerContext::Load(const ServerFiles& fil
     if (count == 0) {
       return FileError("--tls-client-ca", files.client_ca, "no PEM certificate in the file");
     }
-    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    // The ServerContext's own list, which outlives the SSL_CTX.
+    SSL_CTX_set_ex_data(ctx.get(), AllowListIndex(),
+                        const_cast<std::vector<std::string>*>(&client_allow));
+    SSL_CTX_set_verify(ctx.get(), SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT,
+                       &ServerContext::VerifyClient);
   }
   ERR_clear_error();
   return ctx;
@@ -278,7 +411,7 @@ void ServerContext::MaybeReload(uint64_t now_ms) {
   std::vector<FileId> ids = Identify();
   if (ids == seen_) return;
   seen_ = std::move(ids);  // a failed load warns once, then waits for the next change
-  absl::StatusOr<CtxPtr> loaded = Load(files_);
+  absl::StatusOr<CtxPtr> loaded = Load(files_, client_allow_);
   if (!loaded.ok()) {
     base::LogWarn(
         "tls: the certificate files changed but do not load; still serving the "

@@ -9,6 +9,12 @@
 // and proves its certificate again; an API that sees a handful of controller connections has no
 // use for resumption, and nothing outlives a certificate rotation.
 //
+// Client allow-list (--tls-client-allow): with one, a client certificate the CA signed must also
+// name one of the allowed identities among its subjectAltNames, a DNS name (compared without
+// regard to case) or a URI (compared exactly, e.g. a SPIFFE ID); the subject's CN is not looked
+// at. A certificate that names none fails the handshake with a bad_certificate alert, and the
+// rate-limited failure log says which names it carried.
+//
 // Rotation (a Kubernetes Secret mounted as a volume: kubelet writes the new files into a new
 // directory and swaps a `..data` symlink, atomically): NewSession() stats the three paths
 // (following symlinks) at most once per `recheck_interval`, and when any file's device, inode,
@@ -40,6 +46,21 @@ struct ServerFiles {
   std::string client_ca;  // --tls-client-ca: PEM bundle; empty: no client certificate asked
 };
 
+// The subjectAltNames of a client certificate that the allow-list looks at.
+struct ClientIdentity {
+  std::vector<std::string> dns;
+  std::vector<std::string> uris;
+};
+
+// Checks one --tls-client-allow entry and returns it as it is compared: a URI (it has "://")
+// as given, a DNS name in lowercase without a trailing dot. Errors name the flag.
+absl::StatusOr<std::string> ParseClientAllow(absl::string_view entry);
+// Whether `identity` names one of `allow` (entries from ParseClientAllow).
+bool IdentityAllowed(const std::vector<std::string>& allow, const ClientIdentity& identity);
+// "DNS:a.example, URI:spiffe://x/y": what the allow-list refused in the handshake of `ssl`, or
+// "" if it refused nothing.
+std::string RejectedClientNames(const SSL* ssl);
+
 struct SslDeleter {
   void operator()(SSL* ssl) const;
 };
@@ -54,8 +75,11 @@ class ServerContext {
  public:
   // Loads the files. Errors (InvalidArgument) name the flag, the file and what is wrong with it:
   // "--tls-key /x/key.pem: no such file", "--tls-cert /a.pem and --tls-key /b.pem do not match".
+  // `client_allow`: --tls-client-allow, the client identities let in (ParseClientAllow); empty:
+  // any certificate of the client CA.
   static absl::StatusOr<std::unique_ptr<ServerContext>> Create(
-      ServerFiles files, absl::Duration recheck_interval = absl::Seconds(1));
+      ServerFiles files, absl::Duration recheck_interval = absl::Seconds(1),
+      std::vector<std::string> client_allow = {});
   ~ServerContext();
   ServerContext(const ServerContext&) = delete;
   ServerContext& operator=(const ServerContext&) = delete;
@@ -89,12 +113,18 @@ class ServerContext {
   };
   using CtxPtr = std::unique_ptr<SSL_CTX, CtxDeleter>;
 
-  ServerContext(ServerFiles files, absl::Duration recheck_interval);
+  ServerContext(ServerFiles files, absl::Duration recheck_interval,
+                std::vector<std::string> client_allow);
   std::vector<FileId> Identify() const;
-  static absl::StatusOr<CtxPtr> Load(const ServerFiles& files);
+  // `client_allow` is the context's own (client_allow_): the SSL_CTX points to it.
+  static absl::StatusOr<CtxPtr> Load(const ServerFiles& files,
+                                     const std::vector<std::string>& client_allow);
+  // The handshake's certificate check, with the allow-list.
+  static int VerifyClient(int preverified, X509_STORE_CTX* store);
   void MaybeReload(uint64_t now_ms);
 
   const ServerFiles files_;
+  const std::vector<std::string> client_allow_;
   const uint64_t recheck_interval_ms_;
   CtxPtr ctx_;
   std::vector<FileId> seen_;    // the files as last examined (loaded or not)

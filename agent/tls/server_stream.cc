@@ -31,6 +31,10 @@ std::string FailureReason(SSL* ssl, int ssl_error) {
   long verify = SSL_get_verify_result(ssl);
   if (verify != X509_V_OK) {
     ERR_clear_error();
+    if (std::string names = RejectedClientNames(ssl); !names.empty()) {
+      return absl::StrCat("client certificate rejected: none of its names (", names,
+                          ") is one --tls-client-allow lets in");
+    }
     return absl::StrCat("client certificate rejected: ", X509_verify_cert_error_string(verify));
   }
   unsigned long error = ERR_peek_last_error();
@@ -120,6 +124,7 @@ void ServerStream::Close(std::function<void()> on_closed) {
   state_ = State::kClosing;
   on_data_ = nullptr;
   on_end_ = nullptr;
+  on_handshake_ = nullptr;
   held_.clear();
   held_bytes_ = 0;
   timer_.Stop();
@@ -244,6 +249,17 @@ void ServerStream::Handshake() {
     }
   }
   if (shutdown_requested_) SendCloseNotify();
+  if (on_handshake_ && state_ == State::kOpen) {
+    std::function<void()> callback = std::move(on_handshake_);
+    on_handshake_ = nullptr;
+    callback();  // may Close() this stream: Advance() then does nothing more
+  }
+}
+
+bool ServerStream::peer_verified() const {
+  return handshake_done_ && ssl_ != nullptr && SSL_get0_peer_certificate(ssl_.get()) != nullptr &&
+         SSL_get_verify_result(ssl_.get()) == X509_V_OK &&
+         (SSL_get_verify_mode(ssl_.get()) & SSL_VERIFY_PEER) != 0;
 }
 
 void ServerStream::DeliverPlaintext() {

@@ -27,6 +27,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -54,6 +55,12 @@ class ServerStream final : public uv::ByteStream {
   size_t write_queue_bytes() const override;
 
   bool handshake_done() const { return handshake_done_; }
+  // The handshake is done and verified a client certificate (the context has a client CA, and
+  // the certificate passed it and the client allow-list).
+  bool peer_verified() const;
+  // Runs once, from the loop, when the handshake completes (not when it fails). Cleared by
+  // Close().
+  void SetHandshakeCallback(std::function<void()> callback) { on_handshake_ = std::move(callback); }
 
  private:
   enum class State {
@@ -102,6 +109,7 @@ class ServerStream final : public uv::ByteStream {
 
   DataCallback on_data_;
   EndCallback on_end_;
+  std::function<void()> on_handshake_;
   bool reading_ = false;         // the owner reads
   bool socket_reading_ = false;  // the socket reads
   bool socket_ended_ = false;    // the socket reported its end (EOF): no more ciphertext

@@ -206,6 +206,10 @@ bool HttpConnection::SendRequest(const HttpRequest& request, std::chrono::millis
       !HasHeader(request, "transfer-encoding")) {
     text += "Content-Length: " + std::to_string(request.body.size()) + "\r\n";
   }
+  // hawk's API takes JSON bodies only (415 for anything else), as a controller sends them.
+  if (!request.body.empty() && !HasHeader(request, "content-type")) {
+    text += "Content-Type: application/json\r\n";
+  }
   for (const auto& [key, value] : request.headers) text += key + ": " + value + "\r\n";
   text += "\r\n";
   text += request.body;

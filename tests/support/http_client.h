@@ -25,7 +25,8 @@ struct HttpRequest {
   std::string method = "GET";
   std::string target = "/";
   // Sent as given. Host is added if missing; Content-Length too when there is a body (or the
-  // method is POST/PUT/PATCH) and neither Content-Length nor Transfer-Encoding is given.
+  // method is POST/PUT/PATCH) and neither Content-Length nor Transfer-Encoding is given; and
+  // `Content-Type: application/json` with a body that has no Content-Type.
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
 

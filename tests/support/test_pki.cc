@@ -32,6 +32,12 @@ subjectAltName = IP:127.0.0.1,DNS:localhost
 basicConstraints = CA:FALSE
 keyUsage = critical,digitalSignature
 extendedKeyUsage = clientAuth
+subjectAltName = DNS:controller.hawk.test,URI:spiffe://hawk.test/controller
+[stranger]
+basicConstraints = CA:FALSE
+keyUsage = critical,digitalSignature
+extendedKeyUsage = clientAuth
+subjectAltName = DNS:stranger.hawk.test,URI:spiffe://hawk.test/stranger
 )";
 
 // Runs a command to completion (for `openssl`, which needs no loop); false with its output in
@@ -95,7 +101,8 @@ Pki::Pki() {
   };
   bool ok = ca("hawk-ca") && leaf("hawk-a", "hawk-ca", "server", "1001") &&
             leaf("hawk-b", "hawk-ca", "server", "1002") &&
-            leaf("controller", "hawk-ca", "client", "2001") && ca("rogue-ca") &&
+            leaf("controller", "hawk-ca", "client", "2001") &&
+            leaf("stranger", "hawk-ca", "stranger", "2002") && ca("rogue-ca") &&
             leaf("rogue", "rogue-ca", "client", "3001");
   if (!ok && error_.empty()) error_ = "openssl failed";
 }

@@ -5,7 +5,10 @@
 //   hawk-ca      a CA
 //   hawk-a       a server certificate it signed (CN hawk-a, for 127.0.0.1 and localhost)
 //   hawk-b       another one (CN hawk-b), for rotations
-//   controller   a client certificate it signed
+//   controller   a client certificate it signed (SAN DNS:controller.hawk.test and
+//                URI:spiffe://hawk.test/controller)
+//   stranger     another client certificate it signed (DNS:stranger.hawk.test,
+//                URI:spiffe://hawk.test/stranger)
 //   rogue-ca     an unrelated CA, and rogue, a client certificate it signed
 
 #include <string>

@@ -240,6 +240,30 @@ TEST(RequestParser, HttpStatusForEachErrorKind) {
   EXPECT_EQ(HttpStatusFor(ParseErrorKind::kBodyTooLarge), 413);
 }
 
+TEST(RequestParser, TheHeadCheckSeesEachHeadBeforeItsBodyAndARefusalStopsThere) {
+  std::vector<std::string> seen;
+  RequestParser parser(ParserOptions{.max_body_bytes = 10}, [&](const Request& head) {
+    seen.push_back(absl::StrCat(head.method, " ", head.path, " body=", head.body.size()));
+    return head.path != "/refused";
+  });
+  std::vector<Request> requests;
+  ASSERT_TRUE(parser.Feed("POST /a HTTP/1.1\r\nContent-Length: 3\r\n\r\nab", &requests).ok());
+  EXPECT_THAT(seen, ElementsAre("POST /a body=0"));  // before any body byte
+  // Refused before its declared size is held against the limit: no 413, and no byte of it is
+  // parsed, even in the same Feed() as the request before it.
+  absl::Status refused = parser.Feed(
+      "c"
+      "PUT /refused HTTP/1.1\r\nContent-Length: 1000000\r\n\r\n{\"never\"",
+      &requests);
+  EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_EQ(parser.error_kind(), ParseErrorKind::kRefused);
+  EXPECT_EQ(HttpStatusFor(ParseErrorKind::kRefused), 403);
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_EQ(requests[0].body, "abc");
+  EXPECT_THAT(seen, ElementsAre("POST /a body=0", "PUT /refused body=0"));
+  EXPECT_EQ(parser.Feed("GET / HTTP/1.1\r\n\r\n", &requests), refused);  // sticky
+}
+
 TEST(Request, QueryParams) {
   Request r;
   r.query = "pid=42&name=be%2Fweb+1&flag&empty=&pid=7&enc%20key=v&bad=%zz%4";

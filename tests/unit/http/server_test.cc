@@ -725,5 +725,181 @@ TEST_F(ServerTest, CreateFailsOnABusySocketAndWithoutAHandler) {
   EXPECT_EQ(no_handler.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Admission: a check that lets in requests with `X-Key: ok` (proving their connection) and
+// refuses the others with a 401.
+AdmissionCheck KeyCheck(int* checks) {
+  return [checks](const Request& head) {
+    ++*checks;
+    absl::optional<absl::string_view> key = head.Header("X-Key");
+    if (key && *key == "ok") return Admission::Admit(/*proves_peer=*/true);
+    if (key && *key == "open") return Admission::Admit();
+    return Admission::Refuse(JsonError(401, "UNAUTHENTICATED", "no key"));
+  };
+}
+
+TEST_F(ServerTest, ARefusedRequestIsAnsweredAtItsHeadersWithoutContinueAndItsBodyIsNeverRead) {
+  int checks = 0;
+  int handled = 0;
+  ServerOptions options;
+  options.admit = KeyCheck(&checks);
+  options.parser.max_body_bytes = 100;
+  StartServer(
+      [&](const Request& request, Responder responder) {
+        ++handled;
+        responder.Send(Text(request.body));
+      },
+      options);
+  // 100-continue and a body never sent: the refusal comes at once, without a Continue.
+  Client* waiting = Connect();
+  waiting->Write("PUT /v1/state HTTP/1.1\r\nContent-Length: 50\r\nExpect: 100-continue\r\n\r\n");
+  ASSERT_TRUE(RunUntil([&] { return waiting->ended(); }));
+  EXPECT_FALSE(absl::StrContains(waiting->received(), "100 Continue")) << waiting->received();
+  ASSERT_EQ(waiting->responses().size(), 1u);
+  EXPECT_EQ(waiting->responses()[0].status, 401);
+  EXPECT_EQ(waiting->responses()[0].headers["connection"], "close");
+  // A body over the limit: refused for what it lacks, not for its size (which would say 413).
+  Client* huge = Connect();
+  huge->Write("PUT /v1/state HTTP/1.1\r\nContent-Length: 100000000\r\n\r\n");
+  ASSERT_TRUE(RunUntil([&] { return huge->ended(); }));
+  ASSERT_EQ(huge->responses().size(), 1u);
+  EXPECT_EQ(huge->responses()[0].status, 401);
+  // Pipelined behind an admitted request: that one is answered first.
+  Client* pipelined = Connect();
+  pipelined->Write("POST /a HTTP/1.1\r\nX-Key: ok\r\nContent-Length: 2\r\n\r\nhi" + Get("/b") +
+                   Get("/never", "X-Key: ok\r\n"));
+  ASSERT_TRUE(RunUntil([&] { return pipelined->ended(); }));
+  ASSERT_EQ(pipelined->responses().size(), 2u);
+  EXPECT_EQ(pipelined->responses()[0].body, "hi");
+  EXPECT_EQ(pipelined->responses()[1].status, 401);
+  EXPECT_EQ(handled, 1);
+  EXPECT_EQ(checks, 4);
+  // An admitted request with 100-continue gets its Continue.
+  Client* admitted = Connect();
+  admitted->Write(
+      "POST /v1/state HTTP/1.1\r\nX-Key: ok\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n");
+  ASSERT_TRUE(RunUntil([&] { return absl::StrContains(admitted->received(), "100 Continue"); }));
+  admitted->Write("hello");
+  ASSERT_TRUE(RunUntil([&] { return admitted->responses().size() == 2; }));
+  EXPECT_EQ(admitted->responses()[1].body, "hello");
+}
+
+TEST_F(ServerTest, UnprovenConnectionsHaveABudgetOfTheirOwnAndTheOldestMakesRoom) {
+  int checks = 0;
+  ServerOptions options;
+  options.admit = KeyCheck(&checks);
+  options.start_unproven = true;
+  options.max_unproven_connections = 3;
+  options.max_connections = 2;
+  options.unproven_grace = absl::ZeroDuration();  // silent ones may go at once
+  StartServer(EchoPath(), options, TcpAddress());
+  // Three clients hold the unproven slots with requests they never finish.
+  std::vector<Client*> hostile;
+  for (int i = 0; i < 3; ++i) {
+    hostile.push_back(Connect());
+    hostile.back()->Write("GET /v1/state HTTP/1.1\r\nX-Slow: ");
+  }
+  ASSERT_TRUE(RunUntil([&] { return server_->unproven_count() == 3; }));
+  RunUntil([] { return false; }, 20);  // hawk reads their bytes
+  // A newcomer takes the oldest one's slot, proves itself and is served.
+  Client* controller = Connect();
+  ASSERT_TRUE(RunUntil([&] { return hostile[0]->ended(); }));
+  EXPECT_FALSE(hostile[1]->ended());
+  EXPECT_EQ(server_->evicted_count(), 1u);
+  controller->Write(Get("/v1/workers", "X-Key: ok\r\n"));
+  ASSERT_TRUE(WaitResponses(controller, 1));
+  EXPECT_EQ(controller->responses()[0].status, 200);
+  EXPECT_EQ(server_->unproven_count(), 2u);  // the controller left the unproven budget
+  // A silent newcomer (its request may be on its way) is kept over one that already sent bytes
+  // without proving anything.
+  Client* silent = Connect();
+  ASSERT_TRUE(RunUntil([&] { return server_->unproven_count() == 3; }));
+  Client* another = Connect();
+  ASSERT_TRUE(RunUntil([&] { return hostile[1]->ended(); }));
+  Client* third = Connect();
+  ASSERT_TRUE(RunUntil([&] { return hostile[2]->ended(); }));
+  EXPECT_FALSE(silent->ended());
+  // Among silent ones, the oldest goes.
+  Client* fourth = Connect();
+  ASSERT_TRUE(RunUntil([&] { return silent->ended(); }));
+  EXPECT_FALSE(another->ended());
+  EXPECT_FALSE(third->ended());
+  EXPECT_FALSE(fourth->ended());
+  EXPECT_FALSE(controller->ended());
+  EXPECT_EQ(server_->evicted_count(), 4u);
+  // The proven budget is full at max_connections: a second proof still fits, a third does not.
+  another->Write(Get("/a", "X-Key: ok\r\n"));
+  ASSERT_TRUE(WaitResponses(another, 1));
+  EXPECT_EQ(another->responses()[0].status, 200);
+  third->Write(Get("/b", "X-Key: ok\r\n"));
+  ASSERT_TRUE(RunUntil([&] { return third->ended(); }));
+  ASSERT_EQ(third->responses().size(), 1u);
+  EXPECT_EQ(third->responses()[0].status, 503);
+}
+
+TEST_F(ServerTest, ASilentNewcomerIsKeptForItsGraceAndTheBudgetOverflowsMeanwhile) {
+  int checks = 0;
+  ServerOptions options;
+  options.admit = KeyCheck(&checks);
+  options.start_unproven = true;
+  options.max_unproven_connections = 1;
+  options.unproven_grace = absl::Seconds(30);
+  StartServer(EchoPath(), options, TcpAddress());
+  // Accepted in one burst, neither read yet: the first is not closed for the second.
+  Client* first = Connect();
+  Client* second = Connect();
+  ASSERT_TRUE(RunUntil([&] { return server_->unproven_count() == 2; }));
+  EXPECT_EQ(server_->evicted_count(), 0u);
+  // Once it has sent bytes without proving anything, it is the one to go.
+  first->Write("GET / HTTP/1.1\r\nX-Slow: ");
+  RunUntil([] { return false; }, 20);
+  Client* third = Connect();
+  ASSERT_TRUE(RunUntil([&] { return first->ended(); }));
+  EXPECT_FALSE(second->ended());
+  third->Write(Get("/ok", "X-Key: ok\r\n"));
+  ASSERT_TRUE(WaitResponses(third, 1));
+  EXPECT_EQ(third->responses()[0].status, 200);
+}
+
+TEST_F(ServerTest, UnprovenConnectionsHaveShortTimeoutsAndARequestInHandKeepsItsSlot) {
+  int checks = 0;
+  ServerOptions options;
+  options.admit = KeyCheck(&checks);
+  options.start_unproven = true;
+  options.max_unproven_connections = 1;
+  options.unproven_header_timeout = absl::Milliseconds(100);
+  options.unproven_idle_timeout = absl::Milliseconds(150);
+  Responder held;
+  StartServer(
+      [&](const Request& request, Responder responder) {
+        if (request.path == "/hold") {
+          held = responder;
+          return;
+        }
+        responder.Send(Text(request.path));
+      },
+      options);
+  Client* slow = Connect();
+  slow->Write("GET / HTTP/1.1\r\nX-Slow: ");
+  ASSERT_TRUE(RunUntil([&] { return slow->ended(); }, 2000));
+  ASSERT_EQ(slow->responses().size(), 1u);
+  EXPECT_EQ(slow->responses()[0].status, 408);
+  Client* silent = Connect();
+  ASSERT_TRUE(RunUntil([&] { return silent->ended(); }, 2000));
+  EXPECT_TRUE(silent->received().empty());
+  // A connection nobody can prove (a probe listener) is served as unproven; its request in hand
+  // keeps its slot. Newcomers are served over the budget up to four times it, then refused.
+  Client* probe = Connect();
+  probe->Write(Get("/hold", "X-Key: open\r\n"));
+  ASSERT_TRUE(RunUntil([&] { return held.alive(); }));
+  std::vector<Client*> late;
+  for (int i = 0; i < 4; ++i) late.push_back(Connect());
+  ASSERT_TRUE(RunUntil([&] { return late[3]->ended(); }));
+  ASSERT_EQ(late[3]->responses().size(), 1u);
+  EXPECT_EQ(late[3]->responses()[0].status, 503);
+  held.Send(Text("held"));
+  ASSERT_TRUE(WaitResponses(probe, 1));
+  EXPECT_EQ(probe->responses()[0].body, "held");
+}
+
 }  // namespace
 }  // namespace hawk::http

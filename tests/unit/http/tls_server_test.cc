@@ -517,5 +517,62 @@ TEST_F(TlsServerTest, WriteQueueBytesCountsWhatTheHandshakeHolds) {
   EXPECT_EQ(tls::LiveSessions(), 0u);
 }
 
+TEST(ClientAllowTest, EntriesAreDnsNamesOrUrisAndMatchTheSubjectAltNames) {
+  EXPECT_EQ(*tls::ParseClientAllow("Controller.Hawk.Test."), "controller.hawk.test");
+  EXPECT_EQ(*tls::ParseClientAllow("spiffe://hawk.test/ns/a/sa/Controller"),
+            "spiffe://hawk.test/ns/a/sa/Controller");
+  for (const char* bad : {"", "*.hawk.test", "a b", "controller/x", "ctl\x01"}) {
+    absl::StatusOr<std::string> parsed = tls::ParseClientAllow(bad);
+    EXPECT_FALSE(parsed.ok()) << bad;
+    if (!parsed.ok()) {
+      EXPECT_THAT(parsed.status().message(), HasSubstr("--tls-client-allow"));
+    }
+  }
+  std::vector<std::string> allow = {"controller.hawk.test", "spiffe://hawk.test/ctl"};
+  EXPECT_TRUE(tls::IdentityAllowed(allow, {{"CONTROLLER.hawk.test."}, {}}));
+  EXPECT_TRUE(tls::IdentityAllowed(allow, {{"other.test"}, {"spiffe://hawk.test/ctl"}}));
+  EXPECT_FALSE(tls::IdentityAllowed(allow, {{"other.test"}, {"spiffe://hawk.test/CTL"}}));
+  EXPECT_FALSE(tls::IdentityAllowed(allow, {{"x.controller.hawk.test"}, {}}));
+  // A DNS entry never matches a URI, nor a name with a NUL after the allowed one.
+  EXPECT_FALSE(tls::IdentityAllowed(allow, {{}, {"controller.hawk.test"}}));
+  EXPECT_FALSE(tls::IdentityAllowed(allow, {{std::string("controller.hawk.test\0.evil", 26)}, {}}));
+  EXPECT_FALSE(tls::IdentityAllowed(allow, {}));
+  // Without a client CA there is nothing to read the identities from.
+  tls::ServerFiles files{Pki::Get().File("hawk-a.pem"), Pki::Get().File("hawk-a.key"), ""};
+  absl::StatusOr<std::unique_ptr<tls::ServerContext>> context =
+      tls::ServerContext::Create(files, absl::Seconds(1), {"controller.hawk.test"});
+  ASSERT_FALSE(context.ok());
+  EXPECT_THAT(context.status().message(), HasSubstr("--tls-client-ca"));
+}
+
+TEST_F(TlsServerTest, AVerifiedClientCertificateProvesTheConnection) {
+  ServerOptions options;
+  options.start_unproven = true;
+  options.admit = [](const Request&) { return Admission::Admit(); };  // proves nothing itself
+  size_t unproven_seen = 99;
+  StartServer(options, [&](const Request&, Responder responder) {
+    unproven_seen = server_->unproven_count();
+    responder.Send(JsonResponse(200, "{}"));
+  });
+  CurlResult r = Curl({Url()});
+  EXPECT_TRUE(absl::EndsWith(r.out, "\n200")) << r.out << r.err;
+  EXPECT_EQ(unproven_seen, 0u) << "the handshake's certificate did not move it to the proven";
+}
+
+TEST_F(TlsServerTest, TheAllowListRefusesOtherIdentitiesOfTheSameCa) {
+  auto context =
+      tls::ServerContext::Create(secret_->Files(), absl::ZeroDuration(), {"controller.hawk.test"});
+  ASSERT_TRUE(context.ok()) << context.status();
+  ServerOptions options;
+  options.tls = *std::move(context);
+  StartServer(options);
+  EXPECT_TRUE(absl::EndsWith(Curl({Url()}).out, "\n200"));
+  const Pki& pki = Pki::Get();
+  CurlResult stranger =
+      Curl({"--cert", pki.File("stranger.pem"), "--key", pki.File("stranger.key"), Url()}, false);
+  EXPECT_NE(stranger.exit_code, 0) << stranger.out;
+  EXPECT_EQ(handled_, 1);
+}
+
 }  // namespace
 }  // namespace hawk::http
