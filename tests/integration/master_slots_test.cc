@@ -77,12 +77,16 @@ TEST(MasterSlotsTest, HawkWaitsForASlotSaysWhyAndNeverTakesMoreThanTwo) {
   HttpResult ready;
   ASSERT_TRUE(WaitUntil(
       [&] {
-        ready = Fetch(hawk.probe_address(), "GET", "/readyz");
+        ready = hawk.Get("/readyz");  // the API's detail; the probe says only the reason code
         return ready.status == 503 &&
                ready.body.find("all 10 master CLI slots busy") != std::string::npos;
       },
       seconds(10)))
       << ready.status << " " << ready.body;
+  HttpResult probe = Fetch(hawk.probe_address(), "GET", "/readyz");
+  EXPECT_EQ(probe.status, 503);
+  EXPECT_NE(probe.body.find("MASTER_UNREACHABLE"), std::string::npos) << probe.body;
+  EXPECT_EQ(probe.body.find("slots"), std::string::npos) << probe.body;
   EXPECT_LE(HawkMasterConnections(hawk), 2);
 
   // Two slots free: hawk gets in by itself and works within them, 8 still held by others.
