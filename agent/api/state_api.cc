@@ -41,15 +41,21 @@ void HandlePush(const http::Request& request, http::Responder responder, bool pa
     responder.Send(http::ErrorFromStatus(timeout_ms.status()));
     return;
   }
-  auto done = [responder, reconciler,
-               timeout = absl::Milliseconds(*timeout_ms)](absl::StatusOr<uint64_t> seq) mutable {
-    if (!seq.ok()) {
-      responder.Send(PersistError(seq.status()));
+  auto done = [responder, reconciler, timeout = absl::Milliseconds(*timeout_ms)](
+                  absl::StatusOr<StateService::Accepted> accepted) mutable {
+    if (!accepted.ok()) {
+      responder.Send(PersistError(accepted.status()));
       return;
     }
-    reconciler->WaitForPush(*seq, timeout, [responder](reconcile::PushOutcome outcome) mutable {
-      responder.Send(http::JsonResponse(200, PushOutcomeToJson(outcome)));
-    });
+    reconciler->WaitForPush(
+        accepted->seq, timeout,
+        [responder, version = std::move(accepted->version),
+         generation = accepted->generation](reconcile::PushOutcome outcome) mutable {
+          // The push's own labels: later pushes may have changed the state's meanwhile.
+          outcome.version = std::move(version);
+          outcome.generation = generation;
+          responder.Send(http::JsonResponse(200, PushOutcomeToJson(outcome)));
+        });
   };
   absl::Status accepted = patch ? state->Patch(request.body, done) : state->Put(request.body, done);
   if (accepted.ok()) return;

@@ -73,6 +73,8 @@ struct StateService::Uncommitted {
   bool published = false;
   uint64_t seq = 0;
   model::ChangeSummary summary;
+  std::string version;  // the state's labels once it was applied
+  absl::optional<int64_t> generation;
   Done done;
 };
 
@@ -267,12 +269,12 @@ absl::Status StateService::Commit(model::Delta delta, Done done) {
       state_->generation == generation_before) {
     // Nothing changed (a retry, upserts of what is held): nothing to persist or send.
     ++stats_.unchanged;
-    done(reconciler_->latest_seq());
+    done(Accepted{reconciler_->latest_seq(), state_->version, state_->generation});
     return absl::OkStatus();
   }
   if (journal_ == nullptr) {
     stats_.objects_changed += delta.object_count();
-    done(reconciler_->Publish(applied.summary));
+    done(Accepted{reconciler_->Publish(applied.summary), state_->version, state_->generation});
     return absl::OkStatus();
   }
   // A change the journal cannot take is refused here, before it is sent, answered or written:
@@ -321,6 +323,8 @@ absl::Status StateService::Commit(model::Delta delta, Done done) {
   entry->had_state = had_state;
   entry->undo = std::move(applied.undo);
   entry->counted = std::move(counted);
+  entry->version = state_->version;
+  entry->generation = state_->generation;
   entry->done = std::move(done);
   // "Managed before" must mean managed in the durable state: behind a change still waiting for
   // the journal with objects of its own, this one waits too.
@@ -363,7 +367,7 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
     std::unique_ptr<Uncommitted> entry = std::move(uncommitted_.front());
     uncommitted_.pop_front();
     uint64_t seq = entry->published ? entry->seq : reconciler_->Publish(entry->summary);
-    entry->done(seq);
+    entry->done(Accepted{seq, std::move(entry->version), entry->generation});
     MaybeCompact();
     return;
   }

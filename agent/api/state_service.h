@@ -38,6 +38,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/optional.h"
 #include "agent/base/lifetime.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
@@ -68,11 +69,18 @@ struct StateServiceOptions {
 class StateService {
  public:
   // Called once the change is durable (with the push's reconciler sequence number, for
-  // Reconciler::WaitForPush) or with the error of its failed journal batch. A change that only
-  // touches objects managed before it is sent to the workers while the journal syncs; if the
-  // journal then refuses it, the refusal comes once the workers were put back (or that wait timed
-  // out, which the status says).
-  using Done = std::function<void(absl::StatusOr<uint64_t> seq)>;
+  // Reconciler::WaitForPush, and its labels) or with the error of its failed journal batch. A
+  // change that only touches objects managed before it is sent to the workers while the journal
+  // syncs; if the journal then refuses it, the refusal comes once the workers were put back (or
+  // that wait timed out, which the status says).
+  struct Accepted {
+    uint64_t seq = 0;  // the push's reconciler sequence number
+    // The state's labels once this change was applied: the push's own, even when later pushes
+    // changed them before this one became durable.
+    std::string version;
+    absl::optional<int64_t> generation;
+  };
+  using Done = std::function<void(absl::StatusOr<Accepted> accepted)>;
 
   StateService(uv_loop_t* loop, store::Journal* journal, reconcile::Reconciler* reconciler,
                model::DesiredState* state, StateServiceOptions options = {});

@@ -649,6 +649,8 @@ TEST_F(StateTest, AnOversizedPushAndANormalOneEachGetTheirOwnAnswer) {
   HttpResult small_answer = connections[2]->ReadResponse(seconds(10));
 
   EXPECT_EQ(busy_answer.status, 200) << busy_answer.error << busy_answer.body;
+  // Each answer carries its own push's version, not the state's when it was answered.
+  EXPECT_NE(busy_answer.body.find(R"("version":"busy")"), std::string::npos) << busy_answer.body;
   EXPECT_EQ(big_answer.status, 413) << big_answer.error << big_answer.body;
   EXPECT_NE(big_answer.body.find("RESOURCE_EXHAUSTED"), std::string::npos) << big_answer.body;
   EXPECT_NE(big_answer.body.find("more than the limit of 8388608 bytes"), std::string::npos)
@@ -656,6 +658,7 @@ TEST_F(StateTest, AnOversizedPushAndANormalOneEachGetTheirOwnAnswer) {
   EXPECT_EQ(small_answer.status, 200) << small_answer.error << small_answer.body;
   EXPECT_NE(small_answer.body.find(R"("result":"APPLIED")"), std::string::npos)
       << small_answer.body;
+  EXPECT_NE(small_answer.body.find(R"("version":"small")"), std::string::npos) << small_answer.body;
 
   // On the worker: busy's and small's entries, none of big's.
   std::vector<std::string> entries = Map(worker, map);

@@ -154,18 +154,27 @@ class StateServiceTest : public ::testing::Test {
   }
 
   // A change in flight: `immediate` is what Put/Patch returned; `done` is set once it ran.
+  // `done` holds the seq (or the error); `labels` the version and generation the push was
+  // accepted with.
   struct Call {
     absl::Status immediate;
     std::shared_ptr<absl::optional<absl::StatusOr<uint64_t>>> done =
         std::make_shared<absl::optional<absl::StatusOr<uint64_t>>>();
+    std::shared_ptr<StateService::Accepted> labels = std::make_shared<StateService::Accepted>();
     bool finished() const { return !immediate.ok() || done->has_value(); }
   };
   Call Submit(bool patch, std::string body) {
     Call call;
     auto done = call.done;
-    auto callback = [done](absl::StatusOr<uint64_t> seq) {
+    auto labels = call.labels;
+    auto callback = [done, labels](absl::StatusOr<StateService::Accepted> accepted) {
       EXPECT_FALSE(done->has_value()) << "done ran twice";
-      *done = std::move(seq);
+      if (accepted.ok()) {
+        *labels = *accepted;
+        *done = accepted->seq;
+      } else {
+        *done = accepted.status();
+      }
     };
     call.immediate = patch ? service().Patch(body, callback) : service().Put(body, callback);
     if (!call.immediate.ok()) {
@@ -602,10 +611,13 @@ TEST_F(StateServiceTest, GroupCommitOneFdatasyncForAnIteration) {
     return true;
   }));
   uint64_t previous = 0;
-  for (const Call& c : calls) {
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const Call& c = calls[i];
     ASSERT_TRUE(c.done->value().ok()) << c.done->value().status();
     EXPECT_GT(c.done->value().value(), previous);  // published in order
     previous = c.done->value().value();
+    // Each with its own generation, although all were applied before the first was durable.
+    EXPECT_EQ(c.labels->generation, static_cast<int64_t>(6 + i));
   }
   const store::JournalStats& after = journal_stats();
   EXPECT_EQ(after.fdatasyncs, before.fdatasyncs + 1);
