@@ -12,24 +12,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "agent/base/unique_fd.h"
 #include "llhttp.h"
 
 namespace hawk::status {
 namespace {
 
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
+using Fd = base::UniqueFd;
 
 absl::Status Unreachable(const base::Address& address, absl::string_view what, int err) {
   return absl::UnavailableError(absl::StrCat("hawk is not reachable at ", address.ToString(), ": ",

@@ -8,48 +8,18 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "agent/base/unique_fd.h"
 
 namespace hawk::store {
 namespace {
+
+using Fd = base::UniqueFd;
+using base::WriteAll;
 
 // `what: operation path: strerror(err)`, with the code errno maps to.
 absl::Status ErrnoError(int err, absl::string_view what, absl::string_view operation,
                         absl::string_view path) {
   return absl::ErrnoToStatus(err, absl::StrCat(what, ": ", operation, " ", path));
-}
-
-// Closes the descriptor on scope exit unless Close() already did.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  // Closes now and returns close()'s errno (0 on success): a failed close can mean lost data.
-  int Close() {
-    int result = ::close(fd_);
-    fd_ = -1;
-    return result == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
-
-// 0, or the errno of the failed write.
-int WriteAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return 0;
 }
 
 std::string DirectoryOf(const std::string& path) {

@@ -16,55 +16,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/base/unique_fd.h"
 
 namespace hawk::store {
 namespace {
 
-// Closes the descriptor on scope exit unless released.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(Fd&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      Reset();
-      fd_ = std::exchange(other.fd_, -1);
-    }
-    return *this;
-  }
-  ~Fd() { Reset(); }
-  int get() const { return fd_; }
-  int Release() { return std::exchange(fd_, -1); }
-  void Reset() {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = -1;
-  }
-  // Closes now and returns close()'s errno (0 on success): a failed close can mean lost data.
-  int Close() {
-    int result = ::close(fd_);
-    fd_ = -1;
-    return result == 0 ? 0 : errno;
-  }
-
- private:
-  int fd_;
-};
+using Fd = base::UniqueFd;
+using base::WriteAll;
 
 absl::Status ErrnoError(int err, absl::string_view operation, absl::string_view path) {
   return absl::ErrnoToStatus(err, absl::StrCat(operation, " ", path));
-}
-
-// 0, or the errno of the failed write.
-int WriteAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return 0;
 }
 
 // `path` made absolute (against the working directory) without empty or `.` components.

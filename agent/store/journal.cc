@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "agent/base/status_macros.h"
+#include "agent/base/unique_fd.h"
 #include "agent/store/atomic_file.h"
 #include "agent/store/journal_format.h"
 #include "agent/uv/handle.h"
@@ -47,21 +48,6 @@ absl::Status Prefixed(const absl::Status& status, absl::string_view context) {
   std::abort();
 }
 
-// Closes the descriptor on scope exit.
-class ScopedFd {
- public:
-  explicit ScopedFd(int fd) : fd_(fd) {}
-  ScopedFd(const ScopedFd&) = delete;
-  ScopedFd& operator=(const ScopedFd&) = delete;
-  ~ScopedFd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 // mkdir -p, mode 0700 for the directories it creates.
 absl::Status MakeDirectories(const std::string& dir) {
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
@@ -76,7 +62,7 @@ absl::Status MakeDirectories(const std::string& dir) {
 // Makes the directory's entries durable: needed after creating or renaming a file in it, and
 // before deleting what a just-renamed snapshot covers.
 absl::Status SyncDirectory(const std::string& dir, absl::string_view what) {
-  ScopedFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  base::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
   if (fd.get() < 0) return ErrnoError(errno, absl::StrCat(what, ": open directory ", dir));
   if (::fsync(fd.get()) != 0)
     return ErrnoError(errno, absl::StrCat(what, ": fsync directory ", dir));
@@ -290,7 +276,7 @@ absl::StatusOr<LoadedJournal> Journal::Load() {
         loaded.repaired =
             absl::StrCat("dropped ", data.size() - scan.valid_bytes, " bytes at the end of ", path,
                          " from offset ", scan.valid_bytes, " (", scan.problem, ")");
-        ScopedFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
+        base::UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | O_NOFOLLOW));
         std::string what = absl::StrCat("load journal: truncate the torn tail of ", path, " to ",
                                         scan.valid_bytes, " bytes");
         if (fd.get() < 0) return ErrnoError(errno, what);
