@@ -88,7 +88,8 @@ std::vector<Command> PlannedCommands(const DesiredState& state) {
     }
   }
   // The per-entry commands of every entry, as a push of a few changes sends them.
-  for (const auto& [name, table] : state.maps) {
+  for (const auto& [map_name, table] : state.maps) {
+    const std::string& name = map_name;  // clang 14 lambdas cannot capture a structured binding
     table.ForEach([&](absl::string_view key, absl::string_view value) {
       for (ActionKind kind :
            {ActionKind::kSetMapEntry, ActionKind::kAddMapEntry, ActionKind::kDelMapEntry}) {
@@ -101,7 +102,8 @@ std::vector<Command> PlannedCommands(const DesiredState& state) {
       }
     });
   }
-  for (const auto& [name, table] : state.acls) {
+  for (const auto& [acl_name, table] : state.acls) {
+    const std::string& name = acl_name;
     table.ForEach([&](absl::string_view pattern, absl::string_view) {
       for (ActionKind kind : {ActionKind::kAddAclPattern, ActionKind::kDelAclPattern}) {
         Action action;
