@@ -17,6 +17,7 @@ declare -A seeds=(
   [json_fuzz]=tests/fuzz/corpus/json
   [line_replies_fuzz]="tests/fixtures/haproxy-3.2 tests/fixtures/haproxy-3.4 tests/fuzz/corpus/line_replies"
   [wire_fuzz]="tests/fuzz/corpus/json tests/fuzz/corpus/wire"
+  [confined_dir_fuzz]=tests/fuzz/corpus/confined_dir
 )
 status=0
 targets=("${!seeds[@]}")
