@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -67,6 +68,7 @@ struct MasterClient::Connection {
   // it closes the connection.
   int last_relay_pid = 0;
   bool last_reply_bare = false;
+  uint64_t ready_at_ms = 0;  // when the handshake completed
 
   bool established() const { return state == State::kIdle || state == State::kBusy; }
   bool opening() const {
@@ -161,7 +163,7 @@ void MasterClient::SetRelayWindow(int pid, absl::Duration remaining, std::string
   relay_windows_[pid] = RelayWindow{until, std::move(why)};
 }
 
-bool MasterClient::RelayAllowed(int pid, std::string* why) const {
+bool MasterClient::RelayAllowed(int pid, std::string* why, size_t commands) const {
   if (have_listing_ && !listed_.contains(pid)) {
     if (why != nullptr) {
       *why = absl::StrCat("worker ", pid, " is not listed by the master's last `show proc`");
@@ -169,7 +171,10 @@ bool MasterClient::RelayAllowed(int pid, std::string* why) const {
     return false;
   }
   auto it = relay_windows_.find(pid);
-  if (it == relay_windows_.end() || NowMs() < it->second.until_ms) return true;
+  if (it == relay_windows_.end()) return true;
+  absl::Duration lead =
+      options_.relay_lead + options_.relay_lead_per_command * static_cast<int64_t>(commands);
+  if (NowMs() + ToMs(lead) < it->second.until_ms) return true;
   if (why != nullptr) *why = absl::StrCat("worker ", pid, ": ", it->second.why);
   return false;
 }
@@ -190,7 +195,7 @@ absl::Status MasterClient::CheckRelays(const Batch& batch) const {
     absl::string_view rest;
     if (!SplitWorkerPrefix(command.line, &pid, &rest)) continue;
     std::string why;
-    if (RelayAllowed(pid, &why)) continue;
+    if (RelayAllowed(pid, &why, batch.commands.size())) continue;
     std::string message = absl::StrCat("not sent: ", why);
     if (have_listing_ && !listed_.contains(pid)) return absl::NotFoundError(message);
     return absl::UnavailableError(message);
@@ -321,9 +326,12 @@ void MasterClient::OpenConnection() {
 void MasterClient::OnConnected(Connection* conn, absl::Status status) {
   if (!status.ok()) {
     ++stats_.connect_failures;
+    bool refused = absl::StrContains(status.message(), "(ECONNREFUSED)") ||
+                   absl::StrContains(status.message(), "(ENOENT)");
     last_error_ = absl::UnavailableError(absl::StrCat("master CLI ", status.message()));
     DropConnection(conn, /*closed_by_peer=*/false);
     ScheduleReconnect();
+    if (refused) on_refused_.Notify();
     return;
   }
   conn->state = Connection::State::kHandshake;
@@ -545,6 +553,7 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
         conn->state == Connection::State::kConfirming) {
       conn->timer.Stop();
       conn->state = Connection::State::kIdle;
+      conn->ready_at_ms = NowMs();
       last_error_ = absl::OkStatus();
       retry_delay_ = options_.fast_retry_interval;
       bool was_reachable = reachable_;
@@ -776,12 +785,11 @@ void MasterClient::DropConnection(Connection* conn, bool closed_by_peer, bool ma
     }
     uint64_t now = NowMs();
     lost_at_ms_ = now;
-    // Every close by the master backs off, more while they come in a row: a master that closes
-    // each connection once hawk sends on it must not be reconnected to (and resent to) at once.
-    // Closes within the same millisecond (a reload closing both connections) count once.
-    if (now - last_peer_close_ms_ > ToMs(options_.close_streak_window)) {
-      close_streak_ = 0;
-    }
+    // Every close by the master backs off, more while the master closes connections soon after
+    // their handshake: one that closes each connection once hawk sends on it must not be
+    // reconnected to (and resent to) at once. Closes within the same millisecond (a reload
+    // closing both connections) count once.
+    if (now - conn->ready_at_ms >= ToMs(options_.stable_after)) close_streak_ = 0;
     if (close_streak_ == 0 || now != last_peer_close_ms_) ++close_streak_;
     last_peer_close_ms_ = now;
     absl::Duration backoff = options_.fast_retry_interval;

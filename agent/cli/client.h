@@ -94,12 +94,18 @@ struct MasterClientOptions {
   absl::Duration fast_retry_interval = absl::Milliseconds(5);
   absl::Duration fast_retry_window = absl::Seconds(3);
   absl::Duration max_retry_interval = absl::Milliseconds(250);
-  // After the master closes an established connection: the reconnect waits fast_retry_interval,
-  // doubled for every further close that follows within close_streak_window, up to
-  // max_close_backoff (a master that closes each connection right after it is ready would
-  // otherwise be reconnected to, and resent to, hundreds of times a second).
-  absl::Duration close_streak_window = absl::Seconds(2);
+  // After the master closes an established connection the reconnect waits fast_retry_interval,
+  // doubled for each close in a row of connections it closed within stable_after of their
+  // handshake, up to max_close_backoff: a master that closes each connection once hawk sends on
+  // it would otherwise be reconnected to, and resent to, hundreds of times a second. A reload
+  // closes connections that had served a while: the next one comes back at once.
+  absl::Duration stable_after = absl::Seconds(1);
   absl::Duration max_close_backoff = absl::Seconds(1);
+  // A batch for a worker with a relay window (SetRelayWindow) is written only if it reaches the
+  // worker before the window closes: at least relay_lead before it, plus relay_lead_per_command
+  // for each of its commands (2.6's master relays one `@!` command in 0.2-0.5 ms).
+  absl::Duration relay_lead = absl::Milliseconds(100);
+  absl::Duration relay_lead_per_command = absl::Microseconds(500);
   // Connections beyond the first are closed after this long without work.
   absl::Duration extra_connection_idle = absl::Seconds(5);
   // A connection the master accepted but has not answered yet. The kernel accepts an 11th
@@ -178,6 +184,11 @@ class MasterClient {
   base::Subscription AddReachableListener(std::function<void()> callback) {
     return on_reachable_.Add(std::move(callback));
   }
+  // Runs `callback` when a connect finds nothing listening on the master's socket (ECONNREFUSED
+  // or ENOENT: the master is re-executing, or down), until the returned handle is destroyed.
+  base::Subscription AddConnectRefusedListener(std::function<void()> callback) {
+    return on_refused_.Add(std::move(callback));
+  }
 
   // Runs `callback(pid)` when the master closed an established connection right after relaying
   // a command to worker `pid` (unanswered, or answered by nothing but a prompt), until the
@@ -192,11 +203,12 @@ class MasterClient {
   // longer listed are forgotten. After a close by the master, batches with relayed commands
   // wait for the next call.
   void SetListedWorkers(absl::flat_hash_set<int> pids);
-  // Commands for `pid` are written only within `remaining` from now (InfiniteDuration: always;
-  // zero or less: never); after it a batch with one fails unsent with Unavailable(`why`).
+  // Commands for `pid` must reach it within `remaining` from now (InfiniteDuration: always; zero
+  // or less: never): a batch with one is written only early enough (relay_lead), else fails
+  // unsent with Unavailable(`why`).
   void SetRelayWindow(int pid, absl::Duration remaining, std::string why = "");
-  // Whether a command for `pid` would be written now; `*why` says why not.
-  bool RelayAllowed(int pid, std::string* why = nullptr) const;
+  // Whether a batch of `commands` commands for `pid` would be written now; `*why` says why not.
+  bool RelayAllowed(int pid, std::string* why = nullptr, size_t commands = 1) const;
   // Slots the master keeps for sessions it closed on hawk: hawk opens that many connections
   // fewer than max_connections, never fewer than one.
   void SetSlotsLost(int slots);
@@ -272,17 +284,18 @@ class MasterClient {
   base::CallbackList<> on_lost_;
   base::CallbackList<> on_reachable_;
   base::CallbackList<int> on_relay_closed_;
+  base::CallbackList<> on_refused_;
   bool have_listing_ = false;
   // The master closed a connection since the last listing: relays wait for the next one.
   bool listing_stale_ = false;
   absl::flat_hash_set<int> listed_;
   struct RelayWindow {
-    uint64_t until_ms = 0;  // loop time; commands are written only before it
+    uint64_t until_ms = 0;  // loop time; commands must reach the worker before it
     std::string why;
   };
   absl::flat_hash_map<int, RelayWindow> relay_windows_;  // pids without one: no limit
   int slots_lost_ = 0;
-  int close_streak_ = 0;             // closes by the master in a row (see close_streak_window)
+  int close_streak_ = 0;             // closes by the master in a row (see stable_after)
   uint64_t last_peer_close_ms_ = 0;  // loop time of the last close by the master
   MasterClientStats stats_;
   uint64_t next_batch_id_ = 1;

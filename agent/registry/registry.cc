@@ -9,6 +9,9 @@
 
 namespace hawk::registry {
 namespace {
+// Closes and refusals remembered between two listings (a master refused for seconds is retried
+// every 5 ms at first).
+constexpr size_t kMaxEvents = 64;
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 WorkerChanges Diff(const model::WorkersReport& before, const model::WorkersReport& after) {
@@ -49,7 +52,13 @@ WorkerRegistry::WorkerRegistry(uv_loop_t* loop, cli::MasterClient* client, Regis
 void WorkerRegistry::Start() {
   connection_lost_ = client_->AddConnectionLostListener([this] {
     // A reload closes every master connection: look again as soon as the master is back.
+    if (closes_.size() < kMaxEvents) closes_.push_back(wall_clock_());
     RefreshNow();
+  });
+  refused_ = client_->AddConnectRefusedListener([this] {
+    // The last refusal of a reload came before it signalled the old workers: keep the latest.
+    if (refusals_.size() == kMaxEvents) refusals_.erase(refusals_.begin());
+    refusals_.push_back(wall_clock_());
   });
   reachable_ = client_->AddReachableListener([this] { RefreshNow(); });
   relay_closed_ = client_->AddRelayClosedListener([this](int pid) { OnRelayClosed(pid); });
@@ -124,7 +133,38 @@ std::vector<int> WorkerRegistry::ApplyRelayWindows(const parse::ShowProc& proc) 
   if (!same_master) {  // HAProxy started again: pids may be reused, nothing known holds
     grace_of_.clear();
     exiting_.clear();
+    signalled_after_.clear();
   }
+  // Workers new since the last listing: the reload that started them closed hawk's connections,
+  // and refused its connects, before it signalled the workers before them. The first close seen
+  // since that listing was asked came from the first reload since; the last refusal, from the
+  // last one: it dates the signal only when one reload alone lies between the two listings.
+  if (proc.master.pid == listing_master_pid_ && listing_asked_at_ != absl::InfinitePast()) {
+    absl::Time after = absl::InfinitePast();
+    for (absl::Time close : closes_) {
+      if (close > listing_asked_at_) {
+        after = close;
+        break;
+      }
+    }
+    if (proc.master.reloads == listing_master_reloads_ + 1) {
+      for (absl::Time refusal : refusals_) {
+        if (refusal > listing_asked_at_) after = std::max(after, refusal);
+      }
+    }
+    for (const parse::ProcessEntry& entry : proc.workers) {
+      if (after != absl::InfinitePast() && !grace_of_.contains(entry.pid)) {
+        signalled_after_.try_emplace(entry.pid, after);
+      }
+    }
+  }
+  listing_asked_at_ = refresh_asked_at_;
+  listing_master_pid_ = proc.master.pid;
+  listing_master_reloads_ = proc.master.reloads;
+  auto asked_before = [this](absl::Time t) { return t <= listing_asked_at_; };
+  closes_.erase(std::remove_if(closes_.begin(), closes_.end(), asked_before), closes_.end());
+  refusals_.erase(std::remove_if(refusals_.begin(), refusals_.end(), asked_before),
+                  refusals_.end());
   // A re-execution closes every session, the lost ones too.
   if (proc.master.pid != lost_master_pid_ || proc.master.reloads != lost_master_reloads_) {
     if (slots_lost_ > 0) {
@@ -190,7 +230,7 @@ std::vector<int> WorkerRegistry::ApplyRelayWindows(const parse::ShowProc& proc) 
     if (auto it = exiting_.find(entry.pid); it != exiting_.end()) {
       window = RelayWindow{absl::InfinitePast(), it->second};
     } else {
-      window = RelayWindowFor(proc, entry, leaks, grace->second, now, last);
+      window = RelayWindowFor(proc, entry, leaks, grace->second, now, last, signalled_after_);
     }
     absl::Duration remaining =
         window.until == absl::InfiniteFuture() ? absl::InfiniteDuration() : window.until - now;
@@ -218,11 +258,19 @@ std::vector<int> WorkerRegistry::ApplyRelayWindows(const parse::ShowProc& proc) 
       ++it;
     }
   }
+  for (auto it = signalled_after_.begin(); it != signalled_after_.end();) {
+    if (!listed.contains(it->first)) {
+      signalled_after_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
   return ask;
 }
 
 void WorkerRegistry::BeginRefresh() {
   ++refreshes_begun_;
+  refresh_asked_at_ = wall_clock_();
   refreshing_ = true;
   again_ = false;
   poll_timer_.Stop();

@@ -137,6 +137,7 @@ class WorkerRegistry {
   base::Subscription connection_lost_;
   base::Subscription reachable_;
   base::Subscription relay_closed_;
+  base::Subscription refused_;
   cli::MasterClient* worker_client_ = nullptr;  // --worker-socket
   std::function<absl::optional<absl::Duration>()> grace_source_;
   // The grace of the configuration each listed worker started from, read when it was first listed.
@@ -155,6 +156,19 @@ class WorkerRegistry {
   absl::flat_hash_map<int, std::string> not_relayed_;
   // The next moment a relay window closes (InfiniteFuture: none): a poll then updates the report.
   absl::Time next_window_close_ = absl::InfiniteFuture();
+  // When the registry asked for the listing under way, and for the last one that succeeded (by
+  // which master, at which reload count).
+  absl::Time refresh_asked_at_ = absl::InfinitePast();
+  absl::Time listing_asked_at_ = absl::InfinitePast();
+  int listing_master_pid_ = 0;
+  int listing_master_reloads_ = 0;
+  // When the master closed hawk's connections, and refused connects, since the last listing was
+  // asked (oldest first, at most kMaxEvents each).
+  std::vector<absl::Time> closes_;
+  std::vector<absl::Time> refusals_;
+  // pid → a moment before the reload that started that worker signalled the workers before it
+  // (relay_policy.h).
+  absl::flat_hash_map<int, absl::Time> signalled_after_;
   int slots_lost_ = 0;
   int lost_master_pid_ = 0;  // the master the lost slots are counted for (a re-exec frees them)
   int lost_master_reloads_ = 0;

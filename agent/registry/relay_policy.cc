@@ -1,5 +1,7 @@
 #include "agent/registry/relay_policy.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_cat.h"
 #include "agent/parse/show_version.h"
 
@@ -32,7 +34,8 @@ bool RelayToExitingWorkerLeaksSlot(absl::string_view master_version) {
 
 RelayWindow RelayWindowFor(const parse::ShowProc& proc, const parse::ProcessEntry& worker,
                            bool leaks, absl::optional<absl::Duration> grace, absl::Time observed_at,
-                           const model::WorkerReport* last) {
+                           const model::WorkerReport* last,
+                           const absl::flat_hash_map<int, absl::Time>& signalled_after) {
   RelayWindow window;
   if (!leaks) {
     if (last != nullptr && GraceOver(*last) && last->connections == 0) {
@@ -78,7 +81,10 @@ RelayWindow RelayWindowFor(const parse::ShowProc& proc, const parse::ProcessEntr
   // Uptimes are whole seconds: the successor may have started up to a second earlier.
   absl::Time stopped_no_earlier_than =
       observed_at - absl::Seconds(successor->uptime_seconds + 1) - kSoftStopLead;
-  window.until = stopped_no_earlier_than + *grace - kRelayMargin;
+  if (auto it = signalled_after.find(successor->pid); it != signalled_after.end()) {
+    stopped_no_earlier_than = std::max(stopped_no_earlier_than, it->second - kSeenLate);
+  }
+  window.until = stopped_no_earlier_than + *grace;
   window.why =
       absl::StrCat("leaving, its grace period (", absl::FormatDuration(*grace),
                    ") may be over: it exits as soon as its last connection closes", kLeakNote);

@@ -614,7 +614,8 @@ TEST_F(MasterClientTest, AfterTheMasterClosesRightAfterARelayThatWorkerGetsNothi
 }
 
 // A master that closes every connection once hawk sends on it (issue 25's debug log: about 200
-// reconnects a second) is reconnected to with a delay that grows while the closes go on.
+// reconnects a second) is reconnected to with a delay that grows while the closes go on; a
+// connection that served a while (a reload closes those) is reconnected at once.
 TEST_F(MasterClientTest, EveryCloseByTheMasterBacksOffMoreWhileTheyComeInARow) {
   StartMaster([](const std::string&) -> std::string { return "<close>"; });
   Client();
@@ -635,6 +636,29 @@ TEST_F(MasterClientTest, EveryCloseByTheMasterBacksOffMoreWhileTheyComeInARow) {
   EXPECT_GE(client_->stats().connections_lost, 3u);
 }
 
+TEST_F(MasterClientTest, AConnectionThatServedAWhileIsReconnectedAtOnceAfterAClose) {
+  StartMaster(Answer);
+  MasterClientOptions options;
+  options.stable_after = absl::Milliseconds(50);
+  Client(options);
+  for (int reload = 1; reload <= 5; ++reload) {
+    RunUntil([&] { return client_->reachable(); });
+    bool served = false;  // past stable_after
+    uv::Timer wait(loop_.get());
+    wait.Start(60, 0, [&] { served = true; });
+    RunUntil([&] { return served; });
+    int accepted = master_->accepted();
+    master_->CloseAll();  // a reload
+    bool back = false;
+    uint64_t closed_at = uv_now(loop_.get());
+    RunUntil([&] {
+      back = master_->accepted() > accepted;
+      return back;
+    });
+    EXPECT_LE(uv_now(loop_.get()) - closed_at, 30u) << "reload " << reload;
+  }
+}
+
 TEST_F(MasterClientTest, CommandsGoOnlyToListedWorkersAndWithinTheirRelayWindow) {
   StartMaster(Answer);
   Client();
@@ -643,11 +667,12 @@ TEST_F(MasterClientTest, CommandsGoOnlyToListedWorkersAndWithinTheirRelayWindow)
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kNotFound) << r[0].status();
   EXPECT_TRUE(absl::StrContains(r[0].status().message(), "not listed")) << r[0].status();
 
-  client_->SetRelayWindow(7, absl::Milliseconds(50), "its grace period may be over");
+  // A batch must reach the worker 100 ms (+ 0.5 ms a command) before its window closes.
+  client_->SetRelayWindow(7, absl::Milliseconds(250), "its grace period may be over");
   EXPECT_TRUE(RunBatch({ForWorker(7, "get weight be/s")})[0].ok());
   bool passed = false;
   uv::Timer wait(loop_.get());
-  wait.Start(60, 0, [&] { passed = true; });
+  wait.Start(200, 0, [&] { passed = true; });
   RunUntil([&] { return passed; });
   r = RunBatch({ForWorker(7, "get weight be/s"), ForWorker(1, "get weight be/s")});
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kUnavailable) << r[0].status();

@@ -48,16 +48,31 @@ TEST(RelayPolicyTest, TheCurrentWorkerHasNoLimit) {
 }
 
 // The worker that replaced it has been up 1 s (so at most 2 s), the master signals the old one
-// at most 250 ms before it forks the new one: a 30 s grace lasts at least until now + 27.75 s;
-// commands stop 500 ms before that.
+// at most 250 ms before it forks the new one: a 30 s grace lasts at least until now + 27.75 s.
 TEST(RelayPolicyTest, ALeavingWorkerOn26IsRelayedToOnlyWhileItsGraceSurelyLasts) {
   parse::ShowProc proc = TwoReloads();
   RelayWindow window =
       RelayWindowFor(proc, proc.workers[1], true, absl::Seconds(30), kNow, nullptr);
-  EXPECT_EQ(window.until, kNow + absl::Milliseconds(27250));
+  EXPECT_EQ(window.until, kNow + absl::Milliseconds(27750));
   EXPECT_TRUE(absl::StrContains(window.why, "grace period (30s) may be over")) << window.why;
   // A grace of 2 s, the new worker up 1 s: it may be over already.
   window = RelayWindowFor(proc, proc.workers[1], true, absl::Seconds(2), kNow, nullptr);
+  EXPECT_LT(window.until, kNow);
+}
+
+// hawk saw the reload that started the new worker refuse its connect 300 ms ago: the grace began
+// after that (less 50 ms for hawk noticing late), a tighter bound than the whole-second uptime.
+// A grace of 1 s then lasts until now + 650 ms.
+TEST(RelayPolicyTest, WhatHawkSawOfTheReloadDatesTheGraceMoreClosely) {
+  parse::ShowProc proc = TwoReloads();
+  absl::flat_hash_map<int, absl::Time> signalled_after = {{300, kNow - absl::Milliseconds(300)}};
+  RelayWindow window =
+      RelayWindowFor(proc, proc.workers[1], true, absl::Seconds(1), kNow, nullptr, signalled_after);
+  EXPECT_EQ(window.until, kNow + absl::Milliseconds(650));
+  // Seen for another worker: no help.
+  signalled_after = {{200, kNow}};
+  window =
+      RelayWindowFor(proc, proc.workers[1], true, absl::Seconds(1), kNow, nullptr, signalled_after);
   EXPECT_LT(window.until, kNow);
 }
 
