@@ -12,6 +12,9 @@ namespace {
 // Closes and refusals remembered between two listings (a master refused for seconds is retried
 // every 5 ms at first).
 constexpr size_t kMaxEvents = 64;
+// How long before a worker's relay window closes it stops being asked and targeted: more than
+// the client's own lead for a batch (100 ms + 0.5 ms a command) up to 300 commands.
+constexpr absl::Duration kTargetMargin = absl::Milliseconds(250);
 uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 WorkerChanges Diff(const model::WorkersReport& before, const model::WorkersReport& after) {
@@ -235,10 +238,12 @@ std::vector<int> WorkerRegistry::ApplyRelayWindows(const parse::ShowProc& proc) 
     absl::Duration remaining =
         window.until == absl::InfiniteFuture() ? absl::InfiniteDuration() : window.until - now;
     client_->SetRelayWindow(entry.pid, remaining, window.why);
-    if (remaining > absl::ZeroDuration()) {
+    // A worker stops being a target a little before the client stops writing for it, so that
+    // nothing keeps submitting batches it would hold back.
+    if (remaining > kTargetMargin) {
       ask.push_back(entry.pid);
       if (window.until != absl::InfiniteFuture()) {
-        next_window_close_ = std::min(next_window_close_, window.until);
+        next_window_close_ = std::min(next_window_close_, window.until - kTargetMargin);
       }
     } else {
       not_relayed_[entry.pid] = window.why;
