@@ -59,7 +59,8 @@ ABSL_FLAG(std::string, workers, "all",
 ABSL_FLAG(std::string, haproxy_config, "",
           "HAProxy's configuration file. POST /v1/reload may carry a new one: hawk writes it "
           "there atomically (the previous one kept as <path>.previous, and restored if the reload "
-          "fails). Also read for configuration advice (warnings in /v1/workers)");
+          "fails). Also read for configuration advice (warnings in /v1/workers) and for `grace`: "
+          "on HAProxy before 3.0 hawk relays commands to a leaving worker only within its grace");
 ABSL_FLAG(std::string, haproxy_binary, "",
           "The haproxy binary, to validate a configuration with `haproxy -c -f` before each "
           "reload (its output is returned). Empty: no check");

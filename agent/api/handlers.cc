@@ -8,12 +8,6 @@
 #include "agent/model/workers_json.h"
 
 namespace hawk::api {
-absl::string_view NotReadyCode(const registry::WorkerRegistry& registry) {
-  model::WorkersReport report = registry.Snapshot();
-  if (!report.master_reachable) return "MASTER_UNREACHABLE";
-  if (report.Current() != nullptr || !report.master_error.empty()) return "WORKER_POLL_FAILED";
-  return "NO_CURRENT_WORKER";
-}
 
 void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry, bool detail) {
   router->Add("GET", "/healthz", [](const http::Request&, http::Responder responder) {
@@ -21,12 +15,12 @@ void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* regist
   });
   router->Add("GET", "/readyz",
               [registry, detail](const http::Request&, http::Responder responder) {
-                std::string reason;
-                if (registry->Ready(&reason)) {
+                std::string code, reason;
+                if (registry->Ready(&code, &reason)) {
                   responder.Send(http::JsonResponse(200, R"({"ready":true})"));
                   return;
                 }
-                if (!detail) reason = absl::StrCat("not ready: ", NotReadyCode(*registry));
+                if (!detail) reason = absl::StrCat("not ready: ", code);
                 responder.Send(http::JsonError(503, "UNAVAILABLE", reason));
               });
 }

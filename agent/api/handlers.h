@@ -15,12 +15,8 @@ namespace hawk::api {
 // GET /healthz: 200 while the loop runs. GET /readyz: 200 only while the master CLI answers
 // and a CURRENT worker is known, else 503 with the reason: with `detail` (the API listeners) the
 // registry's text, which names sockets and quotes the master's errors; without (the probe
-// listener, which anyone who reaches it may read) only a reason code, MASTER_UNREACHABLE,
-// WORKER_POLL_FAILED or NO_CURRENT_WORKER.
+// listener, which anyone who reaches it may read) only the reason code (WorkerRegistry::Ready).
 void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* registry, bool detail);
-
-// The reason code of a registry that is not ready (see above).
-absl::string_view NotReadyCode(const registry::WorkerRegistry& registry);
 
 // GET /v1/workers: the per-worker report, as `snapshot` composes it.
 void RegisterWorkerRoutes(Router* router, std::function<model::WorkersReport()> snapshot);

@@ -55,6 +55,29 @@ std::vector<Family> CollectMetrics(const model::WorkersReport& report,
                    "Master CLI connections the master closed (reloads, restarts).",
                    MetricType::kCounter)
       .Add({}, static_cast<double>(client.connections_lost));
+  out.emplace_back("hawk_master_cli_slots_lost",
+                   "Master CLI slots the master keeps for sessions it closed on hawk, until it "
+                   "re-executes (HAProxy 2.6 relaying to an exiting worker).",
+                   MetricType::kGauge)
+      .Add({}, report.master_cli.slots_lost);
+  out.emplace_back("hawk_master_cli_connections_held",
+                   "Master CLI connections kept for a relayed reply past its batch deadline.",
+                   MetricType::kGauge)
+      .Add({}, client.held_connections);
+  out.emplace_back("hawk_master_cli_relay_closes_total",
+                   "Master CLI connections the master closed right after relaying a command.",
+                   MetricType::kCounter)
+      .Add({}, static_cast<double>(client.relay_closes));
+  out.emplace_back("hawk_master_cli_batches_held_back_total",
+                   "Batches not sent: their worker was not listed or was sent nothing more.",
+                   MetricType::kCounter)
+      .Add({}, static_cast<double>(client.batches_held_back));
+  int not_relayed = 0;
+  for (const model::WorkerReport& w : report.workers) not_relayed += w.not_relayed.empty() ? 0 : 1;
+  out.emplace_back("hawk_workers_not_relayed",
+                   "Listed workers hawk sends nothing more through the master (exit near).",
+                   MetricType::kGauge)
+      .Add({}, not_relayed);
 
   Family& workers = out.emplace_back("hawk_workers", "Workers listed by the master, by role.",
                                      MetricType::kGauge);

@@ -19,6 +19,8 @@ std::string ReportChangeKey(const model::WorkersReport& report) {
   stable.observed_at = absl::InfinitePast();
   stable.master.uptime_seconds = 0;
   for (model::WorkerReport& w : stable.workers) w.uptime_seconds = 0;
+  // Connections open and close with every batch: a change there is traffic, not news.
+  stable.master_cli.connections = 0;
   return model::WorkersReportToJson(stable);
 }
 

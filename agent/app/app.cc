@@ -1,5 +1,8 @@
 #include "agent/app/app.h"
 
+#include <fstream>
+#include <sstream>
+
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/api/authentication.h"
@@ -8,6 +11,7 @@
 #include "agent/api/reload_api.h"
 #include "agent/api/state_api.h"
 #include "agent/base/log.h"
+#include "agent/parse/haproxy_config.h"
 #include "agent/parse/show_version.h"
 
 namespace hawk::app {
@@ -54,6 +58,21 @@ absl::Status App::Init() {
   registry_options.poll_interval = config_.poll_interval;
   registry_ = std::make_unique<registry::WorkerRegistry>(
       loop_->get(), client_.get(), registry_options, [] { return absl::Now(); });
+  // The `grace` a new worker starts with, from the configuration file it starts from: on HAProxy
+  // before 3.0 hawk relays to a leaving worker only while its grace surely lasts.
+  if (!config_.haproxy_config.empty()) {
+    registry_->SetGraceSource([path = config_.haproxy_config]() -> absl::optional<absl::Duration> {
+      std::ifstream file(path);
+      if (!file) {
+        base::LogWarn("--haproxy-config ", path, ": cannot read it for `grace`");
+        return absl::nullopt;
+      }
+      std::ostringstream text;
+      text << file.rdbuf();
+      return parse::GraceFromConfig(text.str());
+    });
+  }
+  if (worker_client_) registry_->SetWorkerSocket(worker_client_.get());
 
   reconcile::ReconcilerOptions reconciler_options;
   reconciler_options.resync_interval = config_.resync_interval;

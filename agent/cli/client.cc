@@ -4,9 +4,11 @@
 #include <utility>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "agent/base/log.h"
 #include "agent/cli/line_replies.h"
 #include "agent/cli/wire.h"
@@ -31,6 +33,12 @@ struct MasterClient::Batch {
   uv::Timer timer;                   // the deadline, or a zero delay for an early failure
   absl::Status early_failure;        // set when the batch fails before anything is sent
   Connection* connection = nullptr;  // while in flight
+  size_t sent = 0;                   // commands [0, sent) have been written
+  // The deadline passed with replies outstanding: `done` has run, the connection drains the
+  // replies of what was sent and sends nothing more of this batch.
+  bool abandoned = false;
+  uint64_t abandoned_at_ms = 0;
+  absl::Time abandoned_at;  // the same moment on the wall clock, for the report
 };
 
 struct MasterClient::Connection {
@@ -55,6 +63,12 @@ struct MasterClient::Connection {
   size_t next_result = 0;
   bool retire = false;  // close once the batch in flight is done (Reconnect)
   uv::Timer timer;      // handshake deadline, then the idle timer of an extra connection
+  // The last reply read here answered a command relayed to this worker (0: a master command),
+  // and was a bare prompt: what 2.6 answers when it cannot reach an exiting worker, just before
+  // it closes the connection.
+  int last_relay_pid = 0;
+  bool last_reply_bare = false;
+  uint64_t ready_at_ms = 0;  // when the handshake completed
 
   bool established() const { return state == State::kIdle || state == State::kBusy; }
   bool opening() const {
@@ -75,7 +89,127 @@ uint64_t MasterClient::NowMs() const { return uv_now(loop_); }
 MasterClientStats MasterClient::stats() const {
   MasterClientStats s = stats_;
   s.open_connections = static_cast<int>(connections_.size());
+  s.held_connections =
+      static_cast<int>(std::count_if(connections_.begin(), connections_.end(), [](const auto& c) {
+        return c->batch != nullptr && c->batch->abandoned;
+      }));
+  s.slots_lost = slots_lost_;
   return s;
+}
+
+std::vector<HeldConnection> MasterClient::held() const {
+  std::vector<HeldConnection> out;
+  for (const auto& conn : connections_) {
+    if (conn->batch == nullptr || !conn->batch->abandoned) continue;
+    const Batch& batch = *conn->batch;
+    HeldConnection held;
+    if (conn->next_result < batch.commands.size()) {
+      held.command = batch.commands[conn->next_result].line;
+      absl::string_view rest;
+      if (!SplitWorkerPrefix(held.command, &held.pid, &rest)) held.pid = 0;
+    }
+    held.since = batch.abandoned_at;
+    out.push_back(std::move(held));
+  }
+  return out;
+}
+
+int MasterClient::ConnectionBudget() const {
+  return std::max(1, options_.max_connections - slots_lost_);
+}
+
+void MasterClient::SetSlotsLost(int slots) {
+  slots = std::max(0, slots);
+  if (slots == slots_lost_) return;
+  if (slots > slots_lost_) {
+    base::LogWarn("master CLI: the master keeps ", slots,
+                  " slot(s) for sessions it closed on hawk (HAProxy 2.6 relaying to an exiting "
+                  "worker; a master reload frees them): hawk now opens at most ",
+                  std::max(1, options_.max_connections - slots), " connection(s)");
+  }
+  slots_lost_ = slots;
+  // Over the budget: idle connections go first; busy ones close once their batch is done.
+  int excess = static_cast<int>(connections_.size()) - ConnectionBudget();
+  for (auto& conn : connections_) {
+    if (excess <= 0) break;
+    if (conn->state == Connection::State::kIdle) {
+      DropConnection(conn.get(), false, /*master_answered=*/true);
+      --excess;
+    }
+  }
+  Dispatch();
+}
+
+void MasterClient::SetListedWorkers(absl::flat_hash_set<int> pids) {
+  have_listing_ = true;
+  listing_stale_ = false;
+  listed_ = std::move(pids);
+  for (auto it = relay_windows_.begin(); it != relay_windows_.end();) {
+    if (!listed_.contains(it->first)) {
+      relay_windows_.erase(it++);
+    } else {
+      ++it;
+    }
+  }
+}
+
+void MasterClient::SetRelayWindow(int pid, absl::Duration remaining, std::string why) {
+  if (remaining == absl::InfiniteDuration()) {
+    relay_windows_.erase(pid);
+    return;
+  }
+  uint64_t now = NowMs();
+  uint64_t until = remaining <= absl::ZeroDuration() ? 0 : now + ToMs(remaining);
+  relay_windows_[pid] = RelayWindow{until, std::move(why)};
+}
+
+bool MasterClient::RelayAllowed(int pid, std::string* why, size_t commands) const {
+  if (have_listing_ && !listed_.contains(pid)) {
+    if (why != nullptr) {
+      *why = absl::StrCat("worker ", pid, " is not listed by the master's last `show proc`");
+    }
+    return false;
+  }
+  auto it = relay_windows_.find(pid);
+  if (it == relay_windows_.end()) return true;
+  absl::Duration lead =
+      options_.relay_lead + options_.relay_lead_per_command * static_cast<int64_t>(commands);
+  if (NowMs() + ToMs(lead) < it->second.until_ms) return true;
+  if (why != nullptr) *why = absl::StrCat("worker ", pid, ": ", it->second.why);
+  return false;
+}
+
+bool MasterClient::HasRelays(const Batch& batch) const {
+  if (options_.worker_socket) return false;
+  int pid = 0;
+  absl::string_view rest;
+  return std::any_of(batch.commands.begin(), batch.commands.end(), [&](const Command& command) {
+    return SplitWorkerPrefix(command.line, &pid, &rest);
+  });
+}
+
+absl::Status MasterClient::CheckRelays(const Batch& batch) const {
+  if (options_.worker_socket) return absl::OkStatus();  // the worker itself: no relay
+  for (const Command& command : batch.commands) {
+    int pid = 0;
+    absl::string_view rest;
+    if (!SplitWorkerPrefix(command.line, &pid, &rest)) continue;
+    std::string why;
+    if (RelayAllowed(pid, &why, batch.commands.size())) continue;
+    std::string message = absl::StrCat("not sent: ", why);
+    if (have_listing_ && !listed_.contains(pid)) return absl::NotFoundError(message);
+    return absl::UnavailableError(message);
+  }
+  return absl::OkStatus();
+}
+
+void MasterClient::HoldBack(std::unique_ptr<Batch> batch, absl::Status why) {
+  ++stats_.batches_held_back;
+  Batch* raw = batch.get();
+  raw->early_failure = std::move(why);
+  // Delivered from the loop like any early failure (Dispatch may run inside Submit()).
+  raw->timer.Start(0, 0, [this, raw] { OnBatchTimeout(raw); });
+  queue_.push_front(std::move(batch));
 }
 
 void MasterClient::Start() {
@@ -128,6 +262,8 @@ void MasterClient::Dispatch() {
           return c->state == Connection::State::kBusy && c->batch && c->batch->bulk;
         }));
   };
+  int budget = ConnectionBudget();
+  std::vector<std::pair<std::unique_ptr<Batch>, absl::Status>> held_back;
   for (bool bulk : {false, true}) {
     for (auto it = queue_.begin(); it != queue_.end();) {
       Batch& candidate = **it;
@@ -136,10 +272,18 @@ void MasterClient::Dispatch() {
         ++it;
         continue;
       }
-      if (bulk && options_.max_connections > 1 &&
-          busy_with_bulk() >= options_.max_connections - 1) {
-        break;
+      // After the master closed a connection (a reload tells the old workers to stop) relays
+      // wait in the queue until the master has listed its workers again.
+      if (listing_stale_ && HasRelays(candidate)) {
+        ++it;
+        continue;
       }
+      if (absl::Status relays = CheckRelays(candidate); !relays.ok()) {
+        held_back.emplace_back(std::move(*it), std::move(relays));
+        it = queue_.erase(it);
+        continue;
+      }
+      if (bulk && budget > 1 && busy_with_bulk() >= budget - 1) break;
       auto idle = std::find_if(connections_.begin(), connections_.end(),
                                [](const auto& c) { return c->state == Connection::State::kIdle; });
       if (idle == connections_.end()) break;
@@ -148,6 +292,7 @@ void MasterClient::Dispatch() {
       SendBatch(idle->get(), std::move(batch));
     }
   }
+  for (auto& [batch, why] : held_back) HoldBack(std::move(batch), std::move(why));
   bool waiting = std::any_of(queue_.begin(), queue_.end(),
                              [](const auto& b) { return b->early_failure.ok(); });
   bool opening = std::any_of(connections_.begin(), connections_.end(),
@@ -155,12 +300,12 @@ void MasterClient::Dispatch() {
   int count = static_cast<int>(connections_.size());
   // Keep one connection open at all times (a reload closes it: that is how hawk notices), and
   // open a second only while work is waiting.
-  bool want = count == 0 || (waiting && !opening && count < options_.max_connections);
+  bool want = count == 0 || (waiting && !opening && count < budget);
   if (want && !reconnect_timer_.active()) OpenConnection();
 }
 
 void MasterClient::OpenConnection() {
-  if (static_cast<int>(connections_.size()) >= options_.max_connections) return;
+  if (static_cast<int>(connections_.size()) >= ConnectionBudget()) return;
   auto conn = std::make_unique<Connection>(
       loop_, options_.address.kind,
       options_.worker_socket ? PromptKind::kWorker : PromptKind::kMaster);
@@ -181,9 +326,12 @@ void MasterClient::OpenConnection() {
 void MasterClient::OnConnected(Connection* conn, absl::Status status) {
   if (!status.ok()) {
     ++stats_.connect_failures;
+    bool refused = absl::StrContains(status.message(), "(ECONNREFUSED)") ||
+                   absl::StrContains(status.message(), "(ENOENT)");
     last_error_ = absl::UnavailableError(absl::StrCat("master CLI ", status.message()));
     DropConnection(conn, /*closed_by_peer=*/false);
     ScheduleReconnect();
+    if (refused) on_refused_.Notify();
     return;
   }
   conn->state = Connection::State::kHandshake;
@@ -251,6 +399,7 @@ void MasterClient::SendSegment(Connection* conn) {
       ++stats_.lines;
       ++stats_.whole_lines;
       ++batch.next_segment;
+      batch.sent = segment.end;
       break;
     }
     absl::StrAppend(&bytes, SegmentBytes(batch.commands, segment, options_.worker_socket));
@@ -259,6 +408,7 @@ void MasterClient::SendSegment(Connection* conn) {
       ++stats_.lines;
     }
     ++batch.next_segment;
+    batch.sent = segment.end;
   }
   absl::Status status = conn->stream->Write(std::move(bytes));
   if (!status.ok()) {
@@ -293,10 +443,17 @@ bool MasterClient::RecordReply(Connection* conn, std::string text) {
     if (index >= s.begin && index < s.end) segment = &s;
   }
   if (segment != nullptr && segment->whole) {
+    conn->last_relay_pid = segment->pid;
+    conn->last_reply_bare = text.empty();
     return RecordLineReplies(conn, segment->end, segment->pid, std::move(text));
   }
   ++conn->next_result;
   const Command& command = batch.commands[index];
+  absl::string_view rest;
+  if (options_.worker_socket || !SplitWorkerPrefix(command.line, &conn->last_relay_pid, &rest)) {
+    conn->last_relay_pid = 0;
+  }
+  conn->last_reply_bare = text.empty();
   absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text);
   if (!master_error.has_value()) {
     batch.results[index] = std::move(text);
@@ -396,6 +553,7 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
         conn->state == Connection::State::kConfirming) {
       conn->timer.Stop();
       conn->state = Connection::State::kIdle;
+      conn->ready_at_ms = NowMs();
       last_error_ = absl::OkStatus();
       retry_delay_ = options_.fast_retry_interval;
       bool was_reachable = reachable_;
@@ -409,6 +567,17 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
     }
     if (conn->state != Connection::State::kBusy || !conn->batch) continue;
     poisoned = RecordReply(conn, std::move(reply.text));
+    if (conn->batch->abandoned && !poisoned && conn->next_result >= conn->batch->sent) {
+      // Every reply of what was sent has come: the connection serves again.
+      base::LogInfo(
+          "master CLI: the held connection got its late replies after ",
+          absl::FormatDuration(absl::Milliseconds(NowMs() - conn->batch->abandoned_at_ms)),
+          "; it serves again");
+      finished = std::move(conn->batch);
+      finished->connection = nullptr;
+      conn->state = Connection::State::kIdle;
+      break;
+    }
     if (conn->next_result == conn->batch->commands.size()) {
       finished = std::move(conn->batch);
       finished->connection = nullptr;
@@ -417,7 +586,7 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
     }
     if (poisoned) break;
     Batch& batch = *conn->batch;
-    if (batch.next_segment < batch.segments.size() &&
+    if (!batch.abandoned && batch.next_segment < batch.segments.size() &&
         conn->next_result == batch.segments[batch.next_segment].begin) {
       SendSegment(conn);        // everything sent is answered: the next segment's turn
       if (!conn->batch) break;  // the write failed; the batch was finished there
@@ -449,14 +618,38 @@ void MasterClient::OnEnd(Connection* conn, absl::Status status) {
     if (complete) RecordReply(conn, std::move(last->text));
   }
   bool was_established = conn->established();
+  // A command relayed to a worker and unanswered, or answered by a bare prompt, when the master
+  // closed: 2.6's way of failing to reach a worker that is exiting (and of keeping the slot).
+  int relay_pid = 0;
+  if (was_established && !options_.worker_socket) {
+    absl::string_view rest;
+    if (conn->batch && conn->next_result < conn->batch->sent &&
+        !conn->batch->commands[conn->next_result].closes_connection) {
+      if (!SplitWorkerPrefix(conn->batch->commands[conn->next_result].line, &relay_pid, &rest)) {
+        relay_pid = 0;
+      }
+    } else if (conn->last_reply_bare) {
+      relay_pid = conn->last_relay_pid;
+    }
+  }
   std::string why = status.ok() ? "the master closed the connection"
                                 : absl::StrCat("the connection failed: ", status.message());
   std::unique_ptr<Batch> finished =
       TakeBatch(conn, absl::UnavailableError(absl::StrCat(
                           "no reply: ", why, " (a reload?); it may or may not have run")));
   last_error_ = absl::UnavailableError(absl::StrCat("master CLI: ", why));
-  base::LogDebug(last_error_.message());
+  base::LogDebug(last_error_.message(),
+                 relay_pid != 0 ? absl::StrCat(" right after relaying to worker ", relay_pid) : "");
   DropConnection(conn, /*closed_by_peer=*/was_established);
+  if (relay_pid != 0) {
+    ++stats_.relay_closes;
+    // Nothing more for it until the registry has looked (a reload closes connections too).
+    SetRelayWindow(relay_pid, absl::ZeroDuration(),
+                   "the master closed hawk's connection right after relaying a command to it "
+                   "(a reload, or a worker that is exiting); held back until the master lists "
+                   "its workers again");
+    on_relay_closed_.Notify(relay_pid);
+  }
   if (!was_established) {
     // Accepted, then closed before the handshake finished (a master dropping sessions, or going
     // away): a failed connect, retried with backoff and never at once (a tight connect loop).
@@ -500,11 +693,30 @@ void MasterClient::OnBatchTimeout(Batch* batch) {
     return;
   }
   if (Connection* conn = batch->connection) {
-    base::LogWarn("master CLI: no reply before the batch deadline; closing that connection");
-    std::unique_ptr<Batch> owned = TakeBatch(
-        conn, absl::DeadlineExceededError("no reply before the batch deadline (a stuck worker?)"));
-    DropConnection(conn, false);  // late replies must never be taken for the next batch's
-    FinishBatch(std::move(owned));
+    if (batch->abandoned) return;
+    // Closing the connection would not give the master's slot back while a relayed command is
+    // unanswered (haproxy#3351): keep it, fail the batch now, and read (and drop) the late
+    // replies of what was sent; the connection serves again once they are in.
+    std::string pending =
+        conn->next_result < batch->commands.size() ? batch->commands[conn->next_result].line : "";
+    base::LogWarn("master CLI: no reply to `", pending,
+                  "` before the batch deadline; the connection is kept until the reply comes "
+                  "(closing it would not free the master's slot)");
+    ++stats_.connections_held_total;
+    std::vector<CommandResult> results = batch->results;
+    for (size_t i = conn->next_result; i < batch->commands.size(); ++i) {
+      results[i] = absl::DeadlineExceededError(absl::StrCat(
+          "`", batch->commands[i].line, "`: ",
+          i < batch->sent ? "no reply before the batch deadline (a stuck worker?); it may still run"
+                          : "not sent: an earlier command of the batch got no reply before the "
+                            "batch deadline"));
+    }
+    batch->abandoned = true;
+    batch->abandoned_at_ms = NowMs();
+    batch->abandoned_at = absl::Now();
+    BatchCallback done = std::move(batch->done);
+    batch->done = nullptr;
+    if (done) done(std::move(results));
     Dispatch();
     return;
   }
@@ -550,8 +762,43 @@ void MasterClient::DropConnection(Connection* conn, bool closed_by_peer, bool ma
   if (!any_established && !(master_answered && !options_.worker_socket)) reachable_ = false;
   if (closed_by_peer) {
     ++stats_.connections_lost;
-    lost_at_ms_ = NowMs();
-    retry_delay_ = options_.fast_retry_interval;
+    if (have_listing_) {
+      // A reload (which tells the old workers to stop) closes every master connection: what was
+      // queued for a worker from the listing before it is not sent; what comes next waits for
+      // the next listing.
+      listing_stale_ = true;
+      std::vector<std::unique_ptr<Batch>> stale;
+      for (auto it = queue_.begin(); it != queue_.end();) {
+        if ((*it)->early_failure.ok() && HasRelays(**it)) {
+          stale.push_back(std::move(*it));
+          it = queue_.erase(it);
+        } else {
+          ++it;
+        }
+      }
+      for (auto& batch : stale) {
+        HoldBack(std::move(batch),
+                 absl::UnavailableError(
+                     "not sent: the master closed a connection (a reload?) before it went out; "
+                     "it goes again once the master has listed its workers"));
+      }
+    }
+    uint64_t now = NowMs();
+    lost_at_ms_ = now;
+    // Every close by the master backs off, more while the master closes connections soon after
+    // their handshake: one that closes each connection once hawk sends on it must not be
+    // reconnected to (and resent to) at once. Closes within the same millisecond (a reload
+    // closing both connections) count once.
+    if (now - conn->ready_at_ms >= ToMs(options_.stable_after)) close_streak_ = 0;
+    if (close_streak_ == 0 || now != last_peer_close_ms_) ++close_streak_;
+    last_peer_close_ms_ = now;
+    absl::Duration backoff = options_.fast_retry_interval;
+    for (int i = 1; i < close_streak_ && backoff < options_.max_close_backoff; ++i) backoff *= 2;
+    retry_delay_ = std::min(backoff, options_.max_close_backoff);
+    if (close_streak_ > 1) {
+      base::LogDebug("master CLI: closed by the master ", close_streak_,
+                     " times in a row; reconnecting in ", absl::FormatDuration(retry_delay_));
+    }
     ScheduleReconnect();
     on_lost_.Notify();
   }

@@ -21,6 +21,25 @@
 // line's reply (whole_lines) is one prompt-framed block that splits into its commands' replies
 // (line_replies.h); a block that ends early leaves the rest unanswered (they may or may not have
 // run), one that holds more than its commands poisons the connection.
+//
+// The master's slots (haproxy#3351, and HAProxy 2.6 relaying to a worker that is exiting): a slot
+// is only given back when the master ends the session, and a session whose relayed command has
+// not been answered does not end because hawk closes its side. So:
+//   - a batch whose deadline passes with a relayed command unanswered fails at once, but its
+//     connection is kept and drained (its late replies read and dropped) instead of closed: it
+//     stays one of hawk's connections, reported as held (held()), and serves again once drained;
+//   - commands go only to workers the master listed last (SetListedWorkers) and within each
+//     worker's relay window (SetRelayWindow); others fail unsent. After the master closed a
+//     connection (a reload tells the old workers to stop), batches with relayed commands wait
+//     in the queue until the next listing;
+//   - when the master closes a connection right after relaying a command to a worker (the
+//     command unanswered, or answered by a bare prompt: 2.6's reply when it cannot reach an
+//     exiting worker, a session whose slot it then keeps for good), nothing more goes to that
+//     worker until the registry has looked again (AddRelayClosedListener);
+//   - every close by the master is followed by a reconnect backoff that grows while closes come
+//     in a row, not only closes during the handshake;
+//   - slots the master keeps for sessions it closed on hawk count against hawk's own
+//     (SetSlotsLost): hawk then opens fewer connections, never fewer than one.
 
 #include <uv.h>
 
@@ -31,6 +50,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -49,7 +70,9 @@ namespace hawk::cli {
 //   Unavailable        the master could not reach the worker, or the connection closed before
 //                      the reply (a reload): the command may or may not have run
 //   PermissionDenied   the master refused the level
-//   DeadlineExceeded   the batch timed out
+//   NotFound           also: not sent, the worker is not in the master's last listing
+//   Unavailable        also: not sent, the worker's relay window is closed (SetRelayWindow)
+//   DeadlineExceeded   the batch timed out (its connection is kept until the replies come)
 //   InvalidArgument    the batch was rejected before anything was sent
 using CommandResult = absl::StatusOr<std::string>;
 using BatchCallback = std::function<void(std::vector<CommandResult>)>;
@@ -71,6 +94,18 @@ struct MasterClientOptions {
   absl::Duration fast_retry_interval = absl::Milliseconds(5);
   absl::Duration fast_retry_window = absl::Seconds(3);
   absl::Duration max_retry_interval = absl::Milliseconds(250);
+  // After the master closes an established connection the reconnect waits fast_retry_interval,
+  // doubled for each close in a row of connections it closed within stable_after of their
+  // handshake, up to max_close_backoff: a master that closes each connection once hawk sends on
+  // it would otherwise be reconnected to, and resent to, hundreds of times a second. A reload
+  // closes connections that had served a while: the next one comes back at once.
+  absl::Duration stable_after = absl::Seconds(1);
+  absl::Duration max_close_backoff = absl::Seconds(1);
+  // A batch for a worker with a relay window (SetRelayWindow) is written only if it reaches the
+  // worker before the window closes: at least relay_lead before it, plus relay_lead_per_command
+  // for each of its commands (2.6's master relays one `@!` command in 0.2-0.5 ms).
+  absl::Duration relay_lead = absl::Milliseconds(100);
+  absl::Duration relay_lead_per_command = absl::Microseconds(500);
   // Connections beyond the first are closed after this long without work.
   absl::Duration extra_connection_idle = absl::Seconds(5);
   // A connection the master accepted but has not answered yet. The kernel accepts an 11th
@@ -103,8 +138,24 @@ struct MasterClientStats {
   uint64_t connects = 0;
   uint64_t connect_failures = 0;
   uint64_t connections_lost = 0;  // closed by the master (reloads, restarts)
+  // Of which right after a relayed command (see AddRelayClosedListener).
+  uint64_t relay_closes = 0;
+  // Batches failed unsent: the worker was not listed, or its relay window was closed.
+  uint64_t batches_held_back = 0;
+  // Batch deadlines that left a connection held (drained instead of closed).
+  uint64_t connections_held_total = 0;
   int open_connections = 0;
   int max_open_connections = 0;
+  int held_connections = 0;  // open connections waiting for a relayed reply past their deadline
+  int slots_lost = 0;        // as last set by SetSlotsLost
+};
+
+// A connection hawk keeps because a command the master relayed on it has not been answered
+// past its batch's deadline (closing it would not give the master's slot back).
+struct HeldConnection {
+  int pid = 0;          // the worker the unanswered command went to (0: the master itself)
+  std::string command;  // that command's line, as sent
+  absl::Time since;     // when its batch's deadline passed
 };
 
 class MasterClient {
@@ -133,6 +184,39 @@ class MasterClient {
   base::Subscription AddReachableListener(std::function<void()> callback) {
     return on_reachable_.Add(std::move(callback));
   }
+  // Runs `callback` when a connect finds nothing listening on the master's socket (ECONNREFUSED
+  // or ENOENT: the master is re-executing, or down), until the returned handle is destroyed.
+  base::Subscription AddConnectRefusedListener(std::function<void()> callback) {
+    return on_refused_.Add(std::move(callback));
+  }
+
+  // Runs `callback(pid)` when the master closed an established connection right after relaying
+  // a command to worker `pid` (unanswered, or answered by nothing but a prompt), until the
+  // returned handle is destroyed. Commands for `pid` then fail unsent until SetRelayWindow or
+  // SetListedWorkers says otherwise.
+  base::Subscription AddRelayClosedListener(std::function<void(int pid)> callback) {
+    return on_relay_closed_.Add(std::move(callback));
+  }
+
+  // The workers the master's last `show proc` lists: a batch with a command for any other pid
+  // fails unsent with NotFound. Until the first call every pid goes. Relay windows of pids no
+  // longer listed are forgotten. After a close by the master, batches with relayed commands
+  // wait for the next call.
+  void SetListedWorkers(absl::flat_hash_set<int> pids);
+  // Commands for `pid` must reach it within `remaining` from now (InfiniteDuration: always; zero
+  // or less: never): a batch with one is written only early enough (relay_lead), else fails
+  // unsent with Unavailable(`why`).
+  void SetRelayWindow(int pid, absl::Duration remaining, std::string why = "");
+  // Whether a batch of `commands` commands for `pid` would be written now; `*why` says why not.
+  bool RelayAllowed(int pid, std::string* why = nullptr, size_t commands = 1) const;
+  // Slots the master keeps for sessions it closed on hawk: hawk opens that many connections
+  // fewer than max_connections, never fewer than one.
+  void SetSlotsLost(int slots);
+  // The connections kept for an unanswered relayed command past its deadline.
+  std::vector<HeldConnection> held() const;
+  // The most connections hawk opens now: max_connections less the slots lost, at least one.
+  int ConnectionBudget() const;
+  int max_connections() const { return options_.max_connections; }
 
   // worker_socket: the pid the open connection reaches (0 before one was confirmed). Batches for
   // any other worker must not be sent here.
@@ -176,6 +260,12 @@ class MasterClient {
   // or Reconnect): the master stays reachable, so a new connection is no reason to refresh.
   void DropConnection(Connection* conn, bool closed_by_peer, bool master_answered = false);
   void ScheduleReconnect();
+  // Not OK when a command of the batch goes to a pid not listed or out of its relay window.
+  absl::Status CheckRelays(const Batch& batch) const;
+  // Whether the batch has a command the master relays to a worker.
+  bool HasRelays(const Batch& batch) const;
+  // A batch taken from the queue that must not be sent: failed from the loop with `why`.
+  void HoldBack(std::unique_ptr<Batch> batch, absl::Status why);
   void OnBatchTimeout(Batch* batch);
   void ArmIdleTimer(Connection* conn);
   void FinishBatch(std::unique_ptr<Batch> batch);
@@ -193,6 +283,20 @@ class MasterClient {
   absl::Duration retry_delay_;
   base::CallbackList<> on_lost_;
   base::CallbackList<> on_reachable_;
+  base::CallbackList<int> on_relay_closed_;
+  base::CallbackList<> on_refused_;
+  bool have_listing_ = false;
+  // The master closed a connection since the last listing: relays wait for the next one.
+  bool listing_stale_ = false;
+  absl::flat_hash_set<int> listed_;
+  struct RelayWindow {
+    uint64_t until_ms = 0;  // loop time; commands must reach the worker before it
+    std::string why;
+  };
+  absl::flat_hash_map<int, RelayWindow> relay_windows_;  // pids without one: no limit
+  int slots_lost_ = 0;
+  int close_streak_ = 0;             // closes by the master in a row (see stable_after)
+  uint64_t last_peer_close_ms_ = 0;  // loop time of the last close by the master
   MasterClientStats stats_;
   uint64_t next_batch_id_ = 1;
   int worker_pid_ = 0;

@@ -68,11 +68,19 @@ struct WorkerReport {
   int64_t uptime_seconds = 0;
   std::string version;
   int64_t connections = 0;  // CurrConns: live client connections
+  // `Listeners` from `show info` (-1: unknown): 1 on a soft-stopped worker whose grace is over
+  // (only the master's socketpair is left). Not in the API.
+  int64_t listeners = -1;
   // Which `show proc` section listed it; informative only (3.4 lists the serving worker under
   // "old workers" after a failed reload).
   bool listed_as_old = false;
   std::string error;  // why `show info` failed, when role is kUnknown
-  WorkerSync sync;    // filled in by the reconciler
+  // Why hawk sends this worker nothing more through the master (registry/relay_policy.h: its
+  // exit may be near, and HAProxy before 3.0 keeps a CLI slot for good when it relays a command
+  // to a worker that is exiting). Empty while hawk does. It is then no target of pushes, and
+  // what else the report says of it is as last seen.
+  std::string not_relayed;
+  WorkerSync sync;  // filled in by the reconciler
 };
 
 struct MasterReport {
@@ -83,6 +91,25 @@ struct MasterReport {
   int64_t uptime_seconds = 0;
 };
 
+// A master CLI connection hawk keeps because a command the master relayed on it has not been
+// answered past its batch's deadline (closing it would not give the master's slot back).
+struct HeldConnectionReport {
+  int pid = 0;          // the worker the unanswered command went to (0: the master)
+  std::string command;  // its line as sent (a payload, if any, is not shown)
+  absl::Time since = absl::InfinitePast();
+};
+
+// hawk's use of the master CLI's slots: the master serves 10 connections in all.
+struct MasterCliReport {
+  int connections = 0;      // open now
+  int max_connections = 0;  // the most hawk opens (--max-master-connections)
+  // Slots the master keeps for sessions it closed on hawk and gives back only when it
+  // re-executes (a reload): HAProxy 2.6 does that when it relays a command to a worker that is
+  // exiting. Each one is a connection less for hawk (never fewer than one).
+  int slots_lost = 0;
+  std::vector<HeldConnectionReport> held;
+};
+
 struct WorkersReport {
   bool master_reachable = false;
   std::string master_error;  // why the master CLI is unreachable, or the last poll failed
@@ -90,6 +117,7 @@ struct WorkersReport {
   std::vector<WorkerReport> workers;              // sorted: CURRENT first, then by pid descending
   absl::Time observed_at = absl::InfinitePast();  // when the last successful poll finished
   std::vector<std::string> warnings;  // configuration advice (see the README's recommended config)
+  MasterCliReport master_cli;
 
   const WorkerReport* Find(int pid) const;
   const WorkerReport* Current() const;  // the newest CURRENT worker, or null

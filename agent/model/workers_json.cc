@@ -37,6 +37,7 @@ void WriteWorker(const WorkerReport& worker, base::JsonWriter* w) {
   w->Key("connections").Int(worker.connections);
   w->Key("listedAsOld").Bool(worker.listed_as_old);
   if (!worker.error.empty()) w->Key("error").String(worker.error);
+  if (!worker.not_relayed.empty()) w->Key("notRelayed").String(worker.not_relayed);
   const WorkerSync& sync = worker.sync;
   w->Key("appliedVersion").String(sync.applied_version);
   // int64 as a decimal string, as the proto3 JSON mapping writes it.
@@ -80,6 +81,21 @@ std::string WorkersReportToJson(const WorkersReport& report) {
   w.Key("warnings").BeginArray();
   for (const std::string& warning : report.warnings) w.String(warning);
   w.EndArray();
+  const MasterCliReport& cli = report.master_cli;
+  w.Key("masterCli").BeginObject();
+  w.Key("connections").Int(cli.connections);
+  w.Key("maxConnections").Int(cli.max_connections);
+  w.Key("slotsLost").Int(cli.slots_lost);
+  w.Key("held").BeginArray();
+  for (const HeldConnectionReport& held : cli.held) {
+    w.BeginObject();
+    w.Key("pid").Int(held.pid);
+    w.Key("command").String(held.command);
+    if (held.since != absl::InfinitePast()) w.Key("since").String(FormatTimestamp(held.since));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
   w.EndObject();
   return w.Take();
 }

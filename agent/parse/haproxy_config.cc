@@ -1,6 +1,7 @@
 #include "agent/parse/haproxy_config.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 
 namespace hawk::parse {
@@ -37,7 +38,56 @@ bool IsZeroTime(absl::string_view value) {
   return digits > 0;
 }
 
+// HAProxy's time format: digits, then an optional unit; `default_unit` without one.
+absl::optional<absl::Duration> ParseHaproxyTime(absl::string_view value,
+                                                absl::Duration default_unit) {
+  size_t digits = 0;
+  while (digits < value.size() && absl::ascii_isdigit(static_cast<unsigned char>(value[digits]))) {
+    ++digits;
+  }
+  int64_t count = 0;
+  if (digits == 0 || digits > 12 || !absl::SimpleAtoi(value.substr(0, digits), &count)) {
+    return absl::nullopt;
+  }
+  absl::string_view unit = value.substr(digits);
+  absl::Duration scale;
+  if (unit.empty()) {
+    scale = default_unit;
+  } else if (unit == "us") {
+    scale = absl::Microseconds(1);
+  } else if (unit == "ms") {
+    scale = absl::Milliseconds(1);
+  } else if (unit == "s") {
+    scale = absl::Seconds(1);
+  } else if (unit == "m") {
+    scale = absl::Minutes(1);
+  } else if (unit == "h") {
+    scale = absl::Hours(1);
+  } else if (unit == "d") {
+    scale = absl::Hours(24);
+  } else {
+    return absl::nullopt;
+  }
+  return scale * count;
+}
+
 }  // namespace
+
+absl::optional<absl::Duration> GraceFromConfig(absl::string_view config_text) {
+  std::string section;
+  absl::optional<absl::Duration> grace = absl::ZeroDuration();
+  for (absl::string_view line : absl::StrSplit(config_text, '\n')) {
+    std::vector<absl::string_view> words = Words(line);
+    if (words.empty()) continue;
+    if (IsSectionKeyword(words[0])) {
+      section = std::string(words[0]);
+      continue;
+    }
+    if (section != "global" || words[0] != "grace") continue;
+    grace = words.size() == 2 ? ParseHaproxyTime(words[1], absl::Milliseconds(1)) : absl::nullopt;
+  }
+  return grace;
+}
 
 std::vector<std::string> AdviseOnConfig(absl::string_view config_text) {
   std::string section;

@@ -22,11 +22,18 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
 
 namespace hawk::parse {
 
 // One message per missing setting, naming the setting, where it goes and what its absence costs.
 // Empty when the configuration has them all.
 std::vector<std::string> AdviseOnConfig(absl::string_view config_text);
+
+// The global `grace` of a configuration: zero when it has none (HAProxy's default), nullopt when
+// its value is not a time HAProxy reads (a number with an optional unit us, ms, s, m, h or d;
+// milliseconds without one). The last `grace` line wins, as in HAProxy.
+absl::optional<absl::Duration> GraceFromConfig(absl::string_view config_text);
 
 }  // namespace hawk::parse

@@ -46,6 +46,7 @@ struct Reconciler::WorkerState {
   int pid = 0;
   uint64_t epoch = 0;  // unique per WorkerState: a reused pid is another worker
   model::WorkerRole role = model::WorkerRole::kUnknown;
+  bool relayed = true;     // the registry lets hawk send it commands (WorkerReport::not_relayed)
   bool busy = false;       // a reconcile is in progress
   bool dirty = false;      // run again when the current reconcile ends
   bool seed = false;       // born from the config file: plan everything without observing
@@ -109,9 +110,12 @@ void Reconciler::Start() {
   });
 }
 
-bool Reconciler::IsTarget(model::WorkerRole role) const {
-  if (role == model::WorkerRole::kCurrent) return true;
-  return role == model::WorkerRole::kLeaving && options_.leaving_workers;
+bool Reconciler::IsTarget(const WorkerState& worker) const {
+  // A worker hawk sends nothing more through the master (its exit may be near: see
+  // registry/relay_policy.h) is no target: pushes do not wait for it.
+  if (!worker.relayed) return false;
+  if (worker.role == model::WorkerRole::kCurrent) return true;
+  return worker.role == model::WorkerRole::kLeaving && options_.leaving_workers;
 }
 
 Reconciler::WorkerState* Reconciler::FindPid(int pid) {
@@ -142,7 +146,7 @@ uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
     for (const std::string& backend : summary.backends_dropped) {
       w.stale.ForgetObject(absl::StrCat("backend/", backend));
     }
-    if (!IsTarget(w.role)) {
+    if (!IsTarget(w)) {
       // It misses this change: if it becomes a target, observe it.
       if (!w.seed) w.observe = true;
       continue;
@@ -208,6 +212,7 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
       workers_.emplace(w.pid, std::move(fresh));
     }
     state->role = w.role;
+    state->relayed = w.not_relayed.empty();
   }
   for (auto it = workers_.begin(); it != workers_.end();) {
     if (!listed.contains(it->first)) {
@@ -228,7 +233,7 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
 }
 
 void Reconciler::Kick(WorkerState* worker) {
-  if (!active_ || !IsTarget(worker->role) || worker->await_refresh != 0) return;
+  if (!active_ || !IsTarget(*worker) || worker->await_refresh != 0) return;
   if (worker->busy) {
     worker->dirty = true;  // coalesced: the next run takes whatever is pending then
     return;
@@ -666,14 +671,19 @@ void Reconciler::EndReconcile(WorkerState* worker) {
 }
 
 void Reconciler::RefreshSessions(WorkerState* worker) {
-  if (worker->sessions_busy) return;
+  if (worker->sessions_busy || !worker->relayed) return;
   worker->sessions_busy = true;
   int pid = worker->pid;
   uint64_t epoch = worker->epoch;
   auto done = lifetime_.Guard([this, pid, epoch](std::vector<cli::CommandResult> results) {
     OnSessions(pid, epoch, std::move(results));
   });
-  client_->Submit({cli::ForWorker(pid, "show sess")}, std::move(done), options_.batch_timeout);
+  cli::MasterClient* via = client_;
+  if (worker_client_ != nullptr && worker->role == model::WorkerRole::kCurrent &&
+      worker_client_->worker_pid() == pid) {
+    via = worker_client_;  // not through the master
+  }
+  via->Submit({cli::ForWorker(pid, "show sess")}, std::move(done), options_.batch_timeout);
 }
 
 void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
@@ -709,7 +719,7 @@ void Reconciler::WaitForWorker(int pid, absl::Duration timeout,
 
 bool Reconciler::HoldsLatest(int pid) const {
   auto it = workers_.find(pid);
-  if (it == workers_.end() || !IsTarget(it->second->role)) return true;
+  if (it == workers_.end() || !IsTarget(*it->second)) return true;
   return it->second->synced_seq >= desired_seq_;
 }
 
@@ -717,7 +727,7 @@ bool Reconciler::PushComplete(uint64_t seq, int only_pid) const {
   return std::all_of(workers_.begin(), workers_.end(), [&](const auto& entry) {
     const WorkerState& w = *entry.second;
     if (only_pid != 0 && w.pid != only_pid) return true;
-    return !IsTarget(w.role) || w.synced_seq >= seq;
+    return !IsTarget(w) || w.synced_seq >= seq;
   });
 }
 
@@ -729,7 +739,7 @@ PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
   }
   for (const model::WorkerReport& w : registry_->report().workers) {
     auto it = workers_.find(w.pid);
-    if (it == workers_.end() || !IsTarget(it->second->role)) continue;
+    if (it == workers_.end() || !IsTarget(*it->second)) continue;
     const WorkerState& state = *it->second;
     outcome.workers.push_back(OutcomeOnWorker(w.pid, state.role, state.synced_seq >= seq,
                                               state.busy, state.sync, state.stale));
@@ -743,7 +753,7 @@ void Reconciler::Annotate(model::WorkersReport* report) const {
     if (it == workers_.end()) continue;
     w.sync = it->second->sync;
     w.sync.stale = it->second->stale.Sorted();
-    w.sync.managed = active_ && IsTarget(it->second->role);
+    w.sync.managed = active_ && IsTarget(*it->second);
   }
 }
 

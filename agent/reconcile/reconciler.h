@@ -148,7 +148,7 @@ class Reconciler {
   struct Run;
 
   void OnWorkers(const model::WorkersReport& report, const registry::WorkerChanges& changes);
-  bool IsTarget(model::WorkerRole role) const;
+  bool IsTarget(const WorkerState& worker) const;
   // Planning options that hold for every worker (the HAProxy version's costs).
   plan::PlanOptions BaseOptions() const;
   void Kick(WorkerState* worker);

@@ -43,6 +43,7 @@ std::vector<model::WorkerReport> ClassifyWorkers(
       worker.stopping = info.stopping;
       worker.role = info.stopping ? model::WorkerRole::kLeaving : model::WorkerRole::kCurrent;
       worker.connections = info.curr_conns;
+      worker.listeners = info.listeners;
       worker.uptime_seconds = info.uptime_seconds;
       if (!info.version.empty()) worker.version = info.version;
     } else if (it != infos.end() && absl::IsNotFound(it->second.status())) {

@@ -57,8 +57,10 @@ class DeltaTest : public ::testing::Test {
   void StartHawkOn(const std::string& master_socket) {
     hawk_ = std::make_unique<HawkProcess>(
         dir_, master_socket,
+        // --haproxy-config: on 2.6 hawk relays to a leaving worker only within its known grace.
         std::vector<std::string>{"--state-dir", dir_.File("state"), "--poll-interval", "60s",
-                                 "--resync-interval", "600s", "--table-files-dir", dir_.path()});
+                                 "--resync-interval", "600s", "--table-files-dir", dir_.path(),
+                                 "--haproxy-config", haproxy_->config_path()});
     ASSERT_TRUE(hawk_->ok()) << hawk_->error();
     ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
     ASSERT_TRUE(WaitUntil([&] { return hawk_->Get("/readyz").status == 200; }, seconds(5)))

@@ -81,6 +81,10 @@ WorkersView ParseWorkersView(const std::string& json) {
     if (w["appliedGeneration"].get_string().get(generation) == simdjson::SUCCESS) {
       worker.applied_generation = std::string(generation);
     }
+    std::string_view not_relayed;
+    if (w["notRelayed"].get_string().get(not_relayed) == simdjson::SUCCESS) {
+      worker.not_relayed = std::string(not_relayed);
+    }
     bool flag = false;
     if (w["inSync"].get_bool().get(flag) == simdjson::SUCCESS) worker.in_sync = flag;
     if (w["frozen"].get_bool().get(flag) == simdjson::SUCCESS) worker.frozen = flag;
@@ -190,6 +194,16 @@ bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version) {
   WorkersView view = hawk.Workers();
   if (!view.ok || !view.master_reachable || view.workers.empty()) return false;
   for (const WorkerView& w : view.workers) {
+    if (!w.in_sync || w.applied_version != version) return false;
+  }
+  return true;
+}
+
+bool EveryRelayedWorkerHolds(const HawkProcess& hawk, const std::string& version) {
+  WorkersView view = hawk.Workers();
+  if (!view.ok || !view.master_reachable || view.PidsWithRole("CURRENT").empty()) return false;
+  for (const WorkerView& w : view.workers) {
+    if (!w.not_relayed.empty()) continue;
     if (!w.in_sync || w.applied_version != version) return false;
   }
   return true;

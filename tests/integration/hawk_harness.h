@@ -29,6 +29,7 @@ struct WorkerView {
   std::string applied_generation;  // "" when absent
   bool in_sync = false;
   bool frozen = false;
+  std::string not_relayed;                 // why hawk sends it nothing more ("" while it does)
   std::vector<std::string> stale_objects;  // "backend/be_app/server/SRV_1", …
   int sessions_on_stale_servers = 0;
 };
@@ -142,5 +143,8 @@ bool ReadyWithACurrentWorker(const HawkProcess& hawk);
 
 // hawk reaches the master and every worker it lists holds `version` in full.
 bool EveryWorkerHolds(const HawkProcess& hawk, const std::string& version);
+// hawk reaches the master, lists a CURRENT worker, and every worker it sends commands to (all
+// but those it reports `notRelayed`) holds `version` in full.
+bool EveryRelayedWorkerHolds(const HawkProcess& hawk, const std::string& version);
 
 }  // namespace hawk::testing

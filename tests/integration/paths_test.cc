@@ -45,7 +45,10 @@ class PathsTest : public ::testing::Test {
     master_relay_ =
         std::make_unique<UnixRelay>(dir_.File("master-relay.sock"), haproxy_->master_socket());
     ASSERT_TRUE(master_relay_->Start());
-    std::vector<std::string> args = {"--poll-interval", "60s", "--resync-interval", "600s"};
+    // --haproxy-config: on 2.6 hawk relays to a leaving worker only within its known grace.
+    std::vector<std::string> args = {"--poll-interval",   "60s",
+                                     "--resync-interval", "600s",
+                                     "--haproxy-config",  haproxy_->config_path()};
     args.insert(args.end(), extra.begin(), extra.end());
     hawk_ = std::make_unique<HawkProcess>(dir_, master_relay_->path(), args);
     ASSERT_TRUE(hawk_->ok()) << hawk_->error();

@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <limits>
 #include <memory>
@@ -27,8 +28,9 @@ namespace hawk::cli {
 namespace {
 
 // A fake master: answers each received line through `respond`, in order. A reply of "<close>"
-// closes the connection; "<silent>" never answers and, like the real master, reads no further
-// command on that connection.
+// closes the connection, and one ending with it ("master> <close>") writes what comes before
+// and then closes; "<silent>" does not answer (until ReleaseSilent) and, like the real master,
+// reads no further command on that connection meanwhile.
 class ScriptedMaster {
  public:
   using Respond = std::function<std::string(const std::string& line)>;
@@ -65,6 +67,15 @@ class ScriptedMaster {
   // The next `count` connections are closed when they send `prompt` (a master that accepts,
   // then drops the session during the handshake).
   void ClosePrompts(int count) { prompts_to_close_ = count; }
+  // Answers every silent connection with `reply`; they read their next commands again.
+  void ReleaseSilent(const std::string& reply) {
+    for (auto& c : conns_) {
+      if (!c->stalled || c->stream->closing()) continue;
+      c->stalled = false;
+      (void)c->stream->Write(reply);
+      c->drain();
+    }
+  }
   int open() const { return open_; }
   int max_open() const { return max_open_; }
   int accepted() const { return accepted_; }
@@ -78,6 +89,7 @@ class ScriptedMaster {
     std::string buffer;
     bool stalled = false;  // like the real master: no next command before the current reply
     bool prompt_held = false;
+    std::function<void()> drain;  // answers the complete lines buffered
   };
   void Accept(std::unique_ptr<uv::Stream> stream) {
     ++accepted_;
@@ -86,37 +98,42 @@ class ScriptedMaster {
     conn->stream = std::move(stream);
     Conn* raw = conn.get();
     conns_.push_back(std::move(conn));
+    raw->drain = [this, raw] {
+      size_t nl;
+      while (!raw->stalled && (nl = raw->buffer.find('\n')) != std::string::npos) {
+        std::string line = raw->buffer.substr(0, nl);
+        raw->buffer.erase(0, nl + 1);
+        lines_.push_back(line);
+        if (line == "prompt" && prompts_to_close_ > 0) {
+          --prompts_to_close_;
+          --open_;
+          raw->stream->Close();
+          return;
+        }
+        if (line == "prompt" && prompts_to_hold_ > 0) {
+          --prompts_to_hold_;
+          raw->prompt_held = true;
+          continue;
+        }
+        std::string reply = line == "prompt" ? "master> " : respond_(line);
+        if (absl::EndsWith(reply, "<close>")) {
+          reply.resize(reply.size() - std::string("<close>").size());
+          if (!reply.empty()) (void)raw->stream->Write(reply);
+          --open_;
+          raw->stream->Close();
+          return;
+        }
+        if (reply == "<silent>") {
+          raw->stalled = true;
+        } else {
+          (void)raw->stream->Write(reply);
+        }
+      }
+    };
     (void)raw->stream->StartReading(
-        [this, raw](absl::string_view bytes) {
+        [raw](absl::string_view bytes) {
           raw->buffer.append(bytes.data(), bytes.size());
-          size_t nl;
-          while (!raw->stalled && (nl = raw->buffer.find('\n')) != std::string::npos) {
-            std::string line = raw->buffer.substr(0, nl);
-            raw->buffer.erase(0, nl + 1);
-            lines_.push_back(line);
-            if (line == "prompt" && prompts_to_close_ > 0) {
-              --prompts_to_close_;
-              --open_;
-              raw->stream->Close();
-              return;
-            }
-            if (line == "prompt" && prompts_to_hold_ > 0) {
-              --prompts_to_hold_;
-              raw->prompt_held = true;
-              continue;
-            }
-            std::string reply = line == "prompt" ? "master> " : respond_(line);
-            if (reply == "<close>") {
-              --open_;
-              raw->stream->Close();
-              return;
-            }
-            if (reply == "<silent>") {
-              raw->stalled = true;
-            } else {
-              (void)raw->stream->Write(reply);
-            }
-          }
+          raw->drain();
         },
         [this, raw](absl::Status) {
           if (raw->prompt_held) ++closed_while_held_;
@@ -523,6 +540,194 @@ TEST_F(MasterClientTest, AWholeLineReplyWithMoreThanItsCommandsPoisonsTheConnect
     EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
   }
   RunUntil([&] { return master_->accepted() >= 2; });  // dropped, and a new one opened
+}
+
+// haproxy#3351: closing a connection whose relayed command is unanswered does not give the
+// master's slot back. Past the deadline the batch fails, the connection is kept (held, and
+// reported), its late replies are read and dropped, and it then serves again.
+TEST_F(MasterClientTest, ADeadlineWithARelayedCommandUnansweredKeepsTheConnection) {
+  StartMaster([](const std::string& line) -> std::string {
+    if (absl::StrContains(line, "show info")) return "<silent>";
+    return Answer(line);
+  });
+  MasterClientOptions options;
+  options.max_connections = 1;
+  Client(options);
+  std::vector<CommandResult> r = RunBatch(
+      {ForWorker(7, "show info"), Command::Master("show version")}, absl::Milliseconds(100));
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(r[0].status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(r[1].status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(master_->open(), 1);
+  EXPECT_EQ(client_->stats().held_connections, 1);
+  ASSERT_EQ(client_->held().size(), 1u);
+  EXPECT_EQ(client_->held()[0].pid, 7);
+  EXPECT_EQ(client_->held()[0].command, "@!7 show info");
+
+  // Its one connection held, the client opens no other: the next batch waits for it.
+  bool finished = false;
+  std::vector<CommandResult> next;
+  client_->Submit({Command::Master("show version")}, [&](std::vector<CommandResult> results) {
+    next = std::move(results);
+    finished = true;
+  });
+  bool waited = false;
+  uv::Timer wait(loop_.get());
+  wait.Start(100, 0, [&] { waited = true; });
+  RunUntil([&] { return waited; });
+  EXPECT_FALSE(finished);
+  master_->ReleaseSilent("Name: HAProxy\nPid: 7\n\nmaster> ");  // the worker answers at last
+  RunUntil([&] { return finished; });
+  ASSERT_EQ(next.size(), 1u);
+  EXPECT_EQ(*next[0], "2.6.12-1+deb12u4\n\n");  // not a late reply of the held batch
+  EXPECT_EQ(master_->accepted(), 1) << "the held connection was closed";
+  EXPECT_EQ(client_->stats().held_connections, 0);
+  EXPECT_EQ(client_->stats().connections_held_total, 1u);
+}
+
+// HAProxy 2.6 answers a command it cannot relay to an exiting worker with a bare prompt, then
+// closes the connection and keeps its slot. The client tells its listener, sends that worker
+// nothing more until told otherwise, and other workers' batches go on.
+TEST_F(MasterClientTest, AfterTheMasterClosesRightAfterARelayThatWorkerGetsNothingMore) {
+  StartMaster([](const std::string& line) -> std::string {
+    if (absl::StartsWith(line, "@!7 ")) return "master> <close>";
+    return Answer(line);
+  });
+  Client();
+  std::vector<int> closed;
+  base::Subscription subscription =
+      client_->AddRelayClosedListener([&](int pid) { closed.push_back(pid); });
+  RunBatch({ForWorker(7, "show info")});
+  RunUntil([&] { return !closed.empty(); });
+  EXPECT_EQ(closed, std::vector<int>{7});
+  EXPECT_FALSE(client_->RelayAllowed(7));
+  for (int i = 0; i < 5; ++i) {
+    std::vector<CommandResult> r = RunBatch({ForWorker(7, "show info")});
+    EXPECT_EQ(r[0].status().code(), absl::StatusCode::kUnavailable) << r[0].status();
+    EXPECT_TRUE(absl::StrContains(r[0].status().message(), "not sent")) << r[0].status();
+  }
+  EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!7 show info"), 1);
+  EXPECT_TRUE(RunBatch({ForWorker(1, "get weight be/s")})[0].ok());
+  EXPECT_EQ(client_->stats().relay_closes, 1u);
+  client_->SetRelayWindow(7, absl::InfiniteDuration());  // the registry found it was a reload
+  EXPECT_TRUE(client_->RelayAllowed(7));
+}
+
+// A master that closes every connection once hawk sends on it (issue 25's debug log: about 200
+// reconnects a second) is reconnected to with a delay that grows while the closes go on; a
+// connection that served a while (a reload closes those) is reconnected at once.
+TEST_F(MasterClientTest, EveryCloseByTheMasterBacksOffMoreWhileTheyComeInARow) {
+  StartMaster([](const std::string&) -> std::string { return "<close>"; });
+  Client();
+  bool window_over = false;
+  uv::Timer window(loop_.get());
+  window.Start(500, 0, [&] { window_over = true; });
+  // Like the registry: a new batch as soon as the last one failed.
+  std::function<void()> again = [&] {
+    if (window_over) return;
+    client_->Submit({Command::Master("show proc")}, [&](std::vector<CommandResult>) { again(); });
+  };
+  again();
+  RunUntil([&] { return window_over; });
+  // 5 + 10 + 20 + 40 + 80 + 160 ms between reconnects: about 7 fit in 500 ms (without the
+  // backoff, one every 5 ms: a hundred).
+  EXPECT_GE(master_->accepted(), 3);
+  EXPECT_LE(master_->accepted(), 10);
+  EXPECT_GE(client_->stats().connections_lost, 3u);
+}
+
+TEST_F(MasterClientTest, AConnectionThatServedAWhileIsReconnectedAtOnceAfterAClose) {
+  StartMaster(Answer);
+  MasterClientOptions options;
+  options.stable_after = absl::Milliseconds(50);
+  Client(options);
+  for (int reload = 1; reload <= 5; ++reload) {
+    RunUntil([&] { return client_->reachable(); });
+    bool served = false;  // past stable_after
+    uv::Timer wait(loop_.get());
+    wait.Start(60, 0, [&] { served = true; });
+    RunUntil([&] { return served; });
+    int accepted = master_->accepted();
+    master_->CloseAll();  // a reload
+    bool back = false;
+    uint64_t closed_at = uv_now(loop_.get());
+    RunUntil([&] {
+      back = master_->accepted() > accepted;
+      return back;
+    });
+    EXPECT_LE(uv_now(loop_.get()) - closed_at, 30u) << "reload " << reload;
+  }
+}
+
+TEST_F(MasterClientTest, CommandsGoOnlyToListedWorkersAndWithinTheirRelayWindow) {
+  StartMaster(Answer);
+  Client();
+  client_->SetListedWorkers({1, 7});
+  std::vector<CommandResult> r = RunBatch({ForWorker(9, "get weight be/s")});
+  EXPECT_EQ(r[0].status().code(), absl::StatusCode::kNotFound) << r[0].status();
+  EXPECT_TRUE(absl::StrContains(r[0].status().message(), "not listed")) << r[0].status();
+
+  // A batch must reach the worker 100 ms (+ 0.5 ms a command) before its window closes.
+  client_->SetRelayWindow(7, absl::Milliseconds(250), "its grace period may be over");
+  EXPECT_TRUE(RunBatch({ForWorker(7, "get weight be/s")})[0].ok());
+  bool passed = false;
+  uv::Timer wait(loop_.get());
+  wait.Start(200, 0, [&] { passed = true; });
+  RunUntil([&] { return passed; });
+  r = RunBatch({ForWorker(7, "get weight be/s"), ForWorker(1, "get weight be/s")});
+  EXPECT_EQ(r[0].status().code(), absl::StatusCode::kUnavailable) << r[0].status();
+  EXPECT_TRUE(absl::StrContains(r[0].status().message(), "grace period may be over"));
+  EXPECT_TRUE(RunBatch({ForWorker(1, "get weight be/s")})[0].ok());
+  EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!9 get weight be/s"), 0);
+  EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!7 get weight be/s"), 1);
+  EXPECT_GE(client_->stats().batches_held_back, 2u);
+}
+
+// A reload closes every master connection and tells the old workers to stop: what was queued
+// for a worker is failed unsent, and what comes next waits until the master has listed its
+// workers again; master commands go on meanwhile.
+TEST_F(MasterClientTest, AfterTheMasterClosesAConnectionRelaysWaitForTheNextListing) {
+  StartMaster(Answer);
+  Client();
+  client_->SetListedWorkers({1});
+  RunUntil([&] { return client_->reachable(); });
+  master_->CloseAll();
+  RunUntil([&] { return client_->stats().connections_lost >= 1; });
+  bool finished = false;
+  std::vector<CommandResult> relayed;
+  client_->Submit({ForWorker(1, "get weight be/s")}, [&](std::vector<CommandResult> results) {
+    relayed = std::move(results);
+    finished = true;
+  });
+  EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());  // on the new connection
+  EXPECT_FALSE(finished);
+  EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!1 get weight be/s"), 0);
+  client_->SetListedWorkers({1});
+  RunUntil([&] { return finished; });
+  EXPECT_TRUE(relayed[0].ok()) << relayed[0].status();
+}
+
+// Slots the master keeps for sessions it closed on hawk are hawk's: it opens that many fewer
+// connections, never fewer than one.
+TEST_F(MasterClientTest, SlotsLostCountAgainstTheConnectionsHawkOpens) {
+  StartMaster(Answer);
+  MasterClientOptions options;
+  options.max_connections = 2;
+  Client(options);
+  client_->SetSlotsLost(1);
+  EXPECT_EQ(client_->ConnectionBudget(), 1);
+  int finished = 0;
+  for (int i = 0; i < 20; ++i) {
+    client_->Submit({ForWorker(1, "get weight be/s")},
+                    [&](std::vector<CommandResult>) { ++finished; });
+  }
+  RunUntil([&] { return finished == 20; });
+  EXPECT_EQ(master_->max_open(), 1);
+  client_->SetSlotsLost(5);
+  EXPECT_EQ(client_->ConnectionBudget(), 1);
+  EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());
+  client_->SetSlotsLost(0);
+  EXPECT_EQ(client_->ConnectionBudget(), 2);
 }
 
 }  // namespace

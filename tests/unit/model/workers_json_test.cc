@@ -20,6 +20,7 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
   leaving.reloads = 1;
   leaving.connections = 3;
   leaving.listed_as_old = true;
+  leaving.not_relayed = "leaving, its grace period over";
   leaving.sync.applied_version = "v1";
   leaving.sync.applied_generation = 41;
   leaving.sync.frozen = true;
@@ -32,6 +33,11 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
   report.workers = {leaving, current};
   SortWorkers(&report.workers);
   report.observed_at = absl::FromUnixMillis(1764669600123);
+  report.master_cli.connections = 2;
+  report.master_cli.max_connections = 2;
+  report.master_cli.slots_lost = 1;
+  report.master_cli.held.push_back(
+      {12155, "@!12155 show info", absl::FromUnixMillis(1764669599000)});
   EXPECT_EQ(WorkersReportToJson(report),
             R"({"masterReachable":true,"master":{"pid":9565,"reloads":10,"failedReloads":1,)"
             R"("version":"2.6.12","uptimeSeconds":112},"workers":[)"
@@ -39,14 +45,18 @@ TEST(WorkersJsonTest, FollowsTheProto3JsonMapping) {
             R"("version":"2.6.12","connections":0,"listedAsOld":false,"appliedVersion":"",)"
             R"("inSync":false,"frozen":false,"stale":[],"refused":[],"sessionsOnStaleServers":0},)"
             R"({"pid":12155,"role":"LEAVING","stopping":true,"reloads":1,"uptimeSeconds":0,)"
-            R"("version":"","connections":3,"listedAsOld":true,"appliedVersion":"v1",)"
+            R"("version":"","connections":3,"listedAsOld":true,)"
+            R"("notRelayed":"leaving, its grace period over","appliedVersion":"v1",)"
             R"("appliedGeneration":"41",)"
             R"("inSync":false,"frozen":true,"frozenSince":"2025-12-02T10:00:01.000Z",)"
             R"("stale":[{"object":"backend/be/server/s1","field":"address","desired":"10.0.0.1",)"
             R"("actual":"10.0.0.2","reason":"frozen"}],)"
             R"("refused":[{"object":"backend/be/server/s1","command":"set server be/s1 addr )"
             R"(10.0.0.1","reply":"Proxy is disabled."}],"sessionsOnStaleServers":2}],)"
-            R"("observedAt":"2025-12-02T10:00:00.123Z","warnings":[]})");
+            R"("observedAt":"2025-12-02T10:00:00.123Z","warnings":[],)"
+            R"("masterCli":{"connections":2,"maxConnections":2,"slotsLost":1,)"
+            R"("held":[{"pid":12155,"command":"@!12155 show info",)"
+            R"("since":"2025-12-02T09:59:59.000Z"}]}})");
 }
 
 TEST(WorkersJsonTest, CurrentIsTheNewestCurrentWorker) {

@@ -262,5 +262,30 @@ TEST(HaproxyConfigTest, GraceZeroInAnyUnitIsNoGrace) {
   }
 }
 
+// hawk reads `grace` to know until when a leaving worker cannot exit (registry/relay_policy.h).
+TEST(HaproxyConfigTest, GraceFromConfigReadsTheGlobalGraceInHaproxysUnits) {
+  struct GraceCase {
+    std::string config;
+    absl::optional<absl::Duration> grace;
+  };
+  std::vector<GraceCase> cases = {
+      {"global\n    grace 2s\n", absl::Seconds(2)},
+      {"global\n    grace 1500\n", absl::Milliseconds(1500)},  // milliseconds by default
+      {"global\n    grace 250ms  # comment\n", absl::Milliseconds(250)},
+      {"global\n    grace 1m\n    grace 3s\n", absl::Seconds(3)},  // the last one wins
+      {"global\n    grace 2h\n", absl::Hours(2)},
+      {"global\n    grace 0\n", absl::ZeroDuration()},
+      {"global\n    master-worker\n", absl::ZeroDuration()},       // none: HAProxy's 0
+      {"defaults\n    grace 5s\nglobal\n", absl::ZeroDuration()},  // not global
+      {"global\n    grace 2x\n", absl::nullopt},                   // not a time
+      {"global\n    grace\n", absl::nullopt},
+      {"global\n    grace 1s 2s\n", absl::nullopt},
+  };
+  for (const GraceCase& c : cases) {
+    SCOPED_TRACE(c.config);
+    EXPECT_EQ(GraceFromConfig(c.config), c.grace);
+  }
+}
+
 }  // namespace
 }  // namespace hawk::parse

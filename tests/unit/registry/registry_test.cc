@@ -11,6 +11,8 @@
 #include <memory>
 #include <string>
 
+#include "absl/strings/match.h"
+#include "absl/types/optional.h"
 #include "agent/cli/client.h"
 #include "agent/plan/observed.h"
 #include "agent/uv/loop.h"
@@ -25,6 +27,8 @@ namespace {
 constexpr int kMasterPid = 100;
 constexpr int kServingPid = 200;
 constexpr int kStartingPid = 150;
+constexpr int kNewPid = 300;
+constexpr int kThirdPid = 400;
 
 class RegistryTest : public ::testing::Test {
  protected:
@@ -47,6 +51,7 @@ class RegistryTest : public ::testing::Test {
     options.starting_poll_interval = absl::Milliseconds(100);
     registry_ = std::make_unique<WorkerRegistry>(loop_.get(), client_.get(), options,
                                                  [] { return absl::Now(); });
+    registry_->SetGraceSource([this] { return grace_; });
     client_->Start();
     registry_->Start();
     RunUntil([&] { return registry_->report().Find(kServingPid) != nullptr; });
@@ -62,16 +67,40 @@ class RegistryTest : public ::testing::Test {
     ASSERT_TRUE(hawk::testing::RunLoopUntil(loop_.get(), done))
         << "condition not reached within 5 s";
   }
+  // `show info` commands worker `pid` received.
+  size_t ShowInfos(int pid) {
+    reconcile::fake::FakeWorker* worker = master_->worker(pid);
+    if (worker == nullptr) return 0;
+    return static_cast<size_t>(std::count_if(
+        worker->received.begin(), worker->received.end(),
+        [](const reconcile::fake::ReceivedCommand& c) { return c.line == "show info"; }));
+  }
+  // Runs `count` more refreshes to their end.
+  void Refreshes(int count) {
+    for (int i = 0; i < count; ++i) {
+      uint64_t done = registry_->refreshes();
+      registry_->RefreshNow();
+      RunUntil([&] { return registry_->refreshes() > done; });
+    }
+  }
   size_t ShowProcs() const {
     const auto& lines = master_->master_lines();
     return static_cast<size_t>(std::count(lines.begin(), lines.end(), "show proc"));
   }
 
+  // The `grace` of the configuration (--haproxy-config), read as each worker is first listed.
+  absl::optional<absl::Duration> grace_;
   uv::Loop loop_;
   std::string dir_;
   std::unique_ptr<reconcile::fake::FakeMaster> master_;
   std::unique_ptr<cli::MasterClient> client_;
   std::unique_ptr<WorkerRegistry> registry_;
+};
+
+// The configuration HAProxy starts workers from has `grace 1h`.
+class RegistryWithGraceTest : public RegistryTest {
+ protected:
+  RegistryWithGraceTest() { grace_ = absl::Hours(1); }
 };
 
 // A 3.1+ worker parsing its configuration is listed but answers `Can't find the target PID`,
@@ -125,6 +154,89 @@ TEST_F(RegistryTest, TheRegistryMayGoBeforeTheClient) {
   uint64_t lost = client_->stats().connections_lost;
   master_->CloseAllConnections();  // a lost connection: no listener left to call
   RunUntil([&] { return client_->stats().connections_lost > lost && client_->reachable(); });
+}
+
+// FakeMaster is a 2.6: a command it relays to a worker that is exiting keeps a master slot for
+// good. Without --haproxy-config hawk cannot tell when a leaving worker's grace ends, so it asks
+// it nothing once a reload told it to stop, and says why.
+TEST_F(RegistryTest, OnA26MasterALeavingWorkerWhoseGraceIsUnknownIsAskedNothing) {
+  master_->Reload(kNewPid);
+  size_t asked = ShowInfos(kServingPid);
+  RunUntil([&] {
+    const model::WorkerReport* leaving = registry_->report().Find(kServingPid);
+    return registry_->report().Find(kNewPid) != nullptr && leaving != nullptr &&
+           !leaving->not_relayed.empty();
+  });
+  Refreshes(3);
+  const model::WorkerReport* leaving = registry_->report().Find(kServingPid);
+  ASSERT_NE(leaving, nullptr);
+  EXPECT_EQ(leaving->role, model::WorkerRole::kLeaving);
+  EXPECT_TRUE(absl::StrContains(leaving->not_relayed, "--haproxy-config")) << leaving->not_relayed;
+  EXPECT_EQ(ShowInfos(kServingPid), asked) << "the leaving worker was asked `show info`";
+  EXPECT_GT(ShowInfos(kNewPid), 0u);
+  EXPECT_FALSE(client_->RelayAllowed(kServingPid));
+  EXPECT_EQ(registry_->report().Current()->pid, kNewPid);
+}
+
+// With the configuration's `grace`, the leaving worker is asked as before.
+TEST_F(RegistryWithGraceTest, OnA26MasterALeavingWorkerWithinItsGraceIsAsked) {
+  master_->Reload(kNewPid);
+  size_t asked = ShowInfos(kServingPid);
+  RunUntil([&] {
+    const model::WorkerReport* leaving = registry_->report().Find(kServingPid);
+    return ShowInfos(kServingPid) > asked && leaving != nullptr && leaving->stopping;
+  });
+  const model::WorkerReport* leaving = registry_->report().Find(kServingPid);
+  ASSERT_NE(leaving, nullptr);
+  EXPECT_EQ(leaving->role, model::WorkerRole::kLeaving);
+  EXPECT_TRUE(leaving->not_relayed.empty()) << leaving->not_relayed;
+  EXPECT_TRUE(client_->RelayAllowed(kServingPid));
+}
+
+// When the master closes hawk's connection right after relaying to a leaving worker and, asked
+// again, still lists it, that worker is exiting: it gets nothing more, and a 2.6 master has kept
+// that session's slot, which counts against hawk's connections until the master re-executes.
+TEST_F(RegistryWithGraceTest, ACloseRightAfterARelayToALeavingWorkerCountsALostSlot) {
+  master_->Reload(kNewPid);
+  size_t asked = ShowInfos(kServingPid);
+  RunUntil([&] { return ShowInfos(kServingPid) > asked; });
+  master_->set_cut_hook(
+      [](int pid, const reconcile::fake::ReceivedCommand&) { return pid == kServingPid; });
+  registry_->RefreshNow();
+  RunUntil([&] { return registry_->slots_lost() == 1; });
+  Refreshes(3);
+  EXPECT_EQ(master_->cuts(), 1) << "the exiting worker was sent commands again";
+  EXPECT_EQ(registry_->slots_lost(), 1);
+  EXPECT_EQ(client_->ConnectionBudget(), 1);
+  const model::WorkerReport* exiting = registry_->report().Find(kServingPid);
+  ASSERT_NE(exiting, nullptr);
+  EXPECT_TRUE(absl::StrContains(exiting->not_relayed, "exiting")) << exiting->not_relayed;
+  EXPECT_EQ(registry_->Snapshot().master_cli.slots_lost, 1);
+
+  master_->set_cut_hook(nullptr);
+  master_->Reload(kThirdPid);  // a re-execution frees every session
+  RunUntil([&] { return registry_->slots_lost() == 0 && registry_->report().Find(kThirdPid); });
+  EXPECT_EQ(client_->ConnectionBudget(), 2);
+}
+
+// A reload closes hawk's connections too, with relays in flight: the reload counter moved, so
+// nothing is held against the workers and no slot is counted lost.
+TEST_F(RegistryWithGraceTest, AReloadThatCutsARelayIsNoLostSlot) {
+  bool cut = false;
+  master_->set_cut_hook([&](int pid, const reconcile::fake::ReceivedCommand&) {
+    if (cut || pid != kServingPid) return false;
+    cut = true;
+    master_->Reload(kNewPid);  // the reload happens while the relay is on its way
+    return true;
+  });
+  registry_->RefreshNow();
+  RunUntil([&] { return registry_->report().Find(kNewPid) != nullptr; });
+  Refreshes(2);
+  EXPECT_TRUE(cut);
+  EXPECT_EQ(registry_->slots_lost(), 0);
+  const model::WorkerReport* leaving = registry_->report().Find(kServingPid);
+  ASSERT_NE(leaving, nullptr);
+  EXPECT_TRUE(leaving->not_relayed.empty()) << leaving->not_relayed;
 }
 
 }  // namespace
