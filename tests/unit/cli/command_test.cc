@@ -46,11 +46,11 @@ TEST(CommandTest, HostileLinesAreRejected) {
       "@!1 add map /m.map <<EOF",
       // Lines that open a payload on some version without a payload attached: the master and
       // the worker would then take the next lines (hawk's next commands) as payload.
-      "@!1 show map /tmp/x<<",       // 2.6: a line that ends with "<<"
-      "@!1 set map /m k v<<",        // 2.6
+      "@!1 show map /tmp/x<<",     // 2.6: a line that ends with "<<"
+      "@!1 set map /m k v<<",      // 2.6
       "@!1 add acl /a foo\\ <<x",  // 3.x worker: the last word after a blank, escaped or not
       "@!1 add acl /a <<\\ x",     // 3.x master: the last word, escapes respected
-      "@!1 add acl /a <<\t",        // 3.x master: trailing blanks are skipped
+      "@!1 add acl /a <<\t",       // 3.x master: trailing blanks are skipped
       "@!1 add acl /a <<  ",
   };
   for (const char* line : hostile) {

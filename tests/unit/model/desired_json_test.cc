@@ -440,8 +440,7 @@ std::vector<HostileCase> HostileCorpus() {
       {"map UTF-8", Map(R"("name":"/é")"), "maps[0].name", "(byte 0xc3 at offset 1)"},
       // `<<` at the end of a line opens HAProxy 2.6's payload mode, at the start of the last
       // word 3.x's: a name sent as `show map <name>` must never end a line that way.
-      {"map payload opener", Map(R"("name":"/tmp/x<<")"), "maps[0].name",
-       "(byte '<' at offset 6)"},
+      {"map payload opener", Map(R"("name":"/tmp/x<<")"), "maps[0].name", "(byte '<' at offset 6)"},
       {"map custom payload opener", Map(R"("name":"/<<EOF")"), "maps[0].name",
        "(byte '<' at offset 1)"},
       {"acl payload opener", Acl(R"("name":"/a<<")"), "acls[0].name", "(byte '<' at offset 2)"},
