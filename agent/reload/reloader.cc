@@ -14,6 +14,7 @@
 #include "agent/parse/maps.h"
 #include "agent/parse/servers_state.h"
 #include "agent/parse/show_proc.h"
+#include "agent/plan/server_lines.h"
 #include "agent/plan/server_state_file.h"
 #include "agent/plan/table_file.h"
 #include "agent/store/atomic_file.h"
@@ -81,6 +82,9 @@ struct Reloader::Round {
   uint64_t id = 0;
   std::vector<Pending> requests;
   absl::optional<std::string> config;  // the latest configuration the requests carried
+  // No request carried a configuration: `config` is the file with the desired servers written
+  // in (--write-servers), which the round may drop to reload the file as it is.
+  bool servers_only = false;
   absl::Time started_at;
   uint64_t started_ms = 0;
   uint64_t reload_sent_ms = 0;  // 0 until `reload` is sent
@@ -243,7 +247,44 @@ void Reloader::AwaitMaster(std::function<void()> then) {
   });
 }
 
+void Reloader::WriteServersIntoConfig() {
+  const model::DesiredState* desired = reconciler_->desired();
+  if (!options_.write_servers || options_.config_path.empty() || desired == nullptr ||
+      desired->server_count() == 0) {
+    return;
+  }
+  std::string read;
+  const std::string* text = nullptr;
+  if (round_->config.has_value()) {
+    text = &*round_->config;
+  } else {
+    absl::StatusOr<std::string> file = config_file_.Read("read --haproxy-config");
+    if (!file.ok()) {
+      Note(absl::StrCat("servers not written into the configuration: ", file.status().message()));
+      return;
+    }
+    read = *std::move(file);
+    text = &read;
+  }
+  plan::ServerLines lines = plan::WriteDesiredServers(*text, *desired);
+  Note(absl::StrCat("servers: ", lines.servers_written, " of ", desired->server_count(),
+                    " managed servers written into the configuration",
+                    lines.templates_expanded > 0
+                        ? absl::StrCat(" (", lines.templates_expanded, " server-template expanded)")
+                        : std::string(),
+                    lines.undeclared > 0
+                        ? absl::StrCat("; ", lines.undeclared,
+                                       " not declared there (the new worker gets them from hawk)")
+                        : std::string(),
+                    lines.changed ? "" : "; the configuration already held them"));
+  for (const std::string& note : lines.notes) Note(absl::StrCat("servers: ", note));
+  if (!lines.changed) return;
+  round_->servers_only = !round_->config.has_value();
+  round_->config = std::move(lines.config);
+}
+
 void Reloader::Check() {
+  WriteServersIntoConfig();
   std::string path = options_.config_path;
   if (options_.haproxy_binary.empty() || path.empty()) {
     WriteConfig();
@@ -277,6 +318,17 @@ void Reloader::OnChecked(uv::ProcessResult result) {
   round_->candidate.reset();
   std::string output(absl::StripTrailingAsciiWhitespace(result.output));
   if (!output.empty()) Note(absl::StrCat("haproxy -c:\n", output));
+  if (!result.succeeded() && round_->servers_only) {
+    // The file as it is was fine before hawk wrote the servers in: reload it, and say so.
+    Note(absl::StrCat("servers not written: `", options_.haproxy_binary,
+                      " -c` rejected the configuration with them written in; the file is "
+                      "reloaded as it is"));
+    round_->config.reset();
+    round_->servers_only = false;
+    round_->check.reset();
+    WriteConfig();
+    return;
+  }
   if (!result.succeeded()) {
     std::string how =
         result.timed_out ? absl::StrCat("timed out after ", ToMs(options_.check_timeout), " ms")
@@ -298,6 +350,13 @@ void Reloader::WriteConfig() {
     return;
   }
   absl::StatusOr<PreviousConfig> previous = config_file_.Replace(*round_->config);
+  if (!previous.ok() && round_->servers_only) {
+    Note(absl::StrCat("servers not written: ", previous.status().message(),
+                      "; the file is reloaded as it is"));
+    round_->config.reset();
+    Presync();
+    return;
+  }
   if (!previous.ok()) {
     Finish(ReloadResult::kFailed, absl::InternalError(previous.status().message()));
     return;

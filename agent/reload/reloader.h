@@ -13,7 +13,12 @@
 //              reload) the round waits for it, within unreachable_grace; a master never reached
 //              that refuses connections, or one away for longer, ends the round at once with
 //              Unavailable and the socket error (master_gate.h). Checked again before step 6.
-//   1. check   with --haproxy-binary: `haproxy -c -f` on the new configuration (or the current
+//   1. servers with --write-servers: the desired servers are written into the configuration
+//              (the one given, else the file's), so the new worker is born holding them
+//              (plan/server_lines.h); when only that changed the file, a configuration
+//              `haproxy -c` rejects or a file hawk cannot replace is noted and the file is
+//              reloaded as it is.
+//      check   with --haproxy-binary: `haproxy -c -f` on the new configuration (or the current
 //              file when none was given); a rejected configuration ends the round, nothing
 //              written, HAProxy untouched.
 //   2. write   the new configuration atomically to --haproxy-config, the previous one kept in
@@ -76,6 +81,9 @@ struct ReloaderOptions {
   // HAProxy loaded from a file inside table_files_dir is written to it (plan/table_file.h), so
   // that the new worker is born holding it.
   bool write_table_files = true;
+  // --write-servers: each round writes the desired servers into the configuration it reloads
+  // (plan/server_lines.h), so that the new worker is born holding them.
+  bool write_servers = true;
   // --table-files-dir (default: the directory of --haproxy-config), with --state-dir excluded.
   // Null: no table file is written, and each reload's log says why: no_table_files_dir.
   std::shared_ptr<const store::ConfinedDir> table_files_dir;
@@ -185,6 +193,9 @@ class Reloader {
   // be (master_gate.h).
   void AwaitMaster(std::function<void()> then);
   MasterView ViewOfMaster();
+  // --write-servers: the round's configuration (the one given, else the file) with the desired
+  // servers written in becomes the configuration the round writes.
+  void WriteServersIntoConfig();
   void Check();
   void OnChecked(uv::ProcessResult result);
   void WriteConfig();

@@ -411,6 +411,62 @@ TEST_F(ReloadTest, TheServerStateFileSeedsTheNewWorkerFromItsFirstRequest) {
   }
 }
 
+// The slot model of ingress controllers: every slot of a `server-template … disabled` is set at
+// runtime. A reload through hawk writes the desired servers into the configuration, so a worker
+// born from it holds them from its first request: shown here with a worker born after hawk has
+// gone, which nobody seeds.
+TEST_F(ReloadTest, AWorkerBornFromTheConfigurationHawkWroteHoldsTheDesiredServers) {
+  std::string config = absl::StrCat(
+      "global\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 30s\n"
+      "    timeout server 30s\nfrontend fe\n    bind 127.0.0.1:",
+      frontend_port_,
+      "\n    default_backend be_app\nbackend be_app\n    balance roundrobin\n"
+      "    server-template s 1-3 127.0.0.1:1 disabled\n");
+  StartHaproxy(config);
+  StartHawk();
+  std::string desired =
+      absl::StrCat(R"({"version":"v1","backends":[{"name":"be_app","servers":[)",
+                   R"({"name":"s1","address":"127.0.0.1","port":)", backend_b_->port(),
+                   R"(,"weight":5,"state":"READY"},)",
+                   R"({"name":"s2","address":"127.0.0.1","port":)", backend_b_->port(),
+                   R"(,"state":"READY"},)",
+                   R"({"name":"s3","address":"127.0.0.1","port":)", backend_a_->port(),
+                   R"(,"state":"MAINT"}]}]})");
+  HttpResult put = hawk_->Put("/v1/state", desired);
+  ASSERT_EQ(put.status, 200) << put.body;
+  ASSERT_EQ(Fetch(Frontend(), "GET", "/").body, "B\n");
+
+  HttpResult reload = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(reload.status, 200) << reload.body << hawk_->LogTail();
+  EXPECT_THAT(ParseReloadResponse(reload.body).log,
+              HasSubstr("servers: 3 of 3 managed servers written into the configuration (1 "
+                        "server-template expanded)"));
+  std::string written = ReadFile(haproxy_->config_path());
+  EXPECT_THAT(written, HasSubstr("# hawk --write-servers: expanded server-template s 1-3 "
+                                 "127.0.0.1:1 disabled\n"));
+  EXPECT_THAT(written, HasSubstr(absl::StrCat("    server s1 127.0.0.1:", backend_b_->port(),
+                                              " weight 5\n")));
+
+  // hawk gone, HAProxy reloaded from the file: the new worker holds the desired servers.
+  hawk_.reset();
+  int old_worker = haproxy_->CurrentWorkerPid();
+  ASSERT_TRUE(haproxy_->ReloadViaSignal());
+  int born = haproxy_->WaitForNewWorker(old_worker, seconds(5));
+  ASSERT_GT(born, 0);
+  for (const char* slot : {"s1", "s2"}) {
+    SCOPED_TRACE(slot);
+    ServerRow row = ReadServerRow(haproxy_->master_socket(), born, "be_app", slot);
+    EXPECT_EQ(row.address, "127.0.0.1");
+    EXPECT_EQ(row.port, backend_b_->port());
+    EXPECT_EQ(row.admin, 0);
+  }
+  EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), born, "be_app", "s1").weight, 5);
+  ServerRow s3 = ReadServerRow(haproxy_->master_socket(), born, "be_app", "s3");
+  EXPECT_EQ(s3.port, backend_a_->port());
+  EXPECT_NE(s3.admin & 0x04, 0) << "s3 is not in configuration maintenance";
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(Fetch(Frontend(), "GET", "/").body, "B\n");
+}
+
 TEST_F(ReloadTest, AnExternalReloadIsRecordedAndItsWorkerSeeded) {
   StartHaproxy(BasicHaproxyConfig(frontend_port_, backend_a_->port()));
   StartHawk();
