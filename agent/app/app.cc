@@ -307,7 +307,7 @@ void App::FollowCurrentWorker(const model::WorkersReport& report) {
 model::WorkersReport App::Snapshot() const {
   model::WorkersReport report = registry_->Snapshot();
   reconciler_->Annotate(&report);
-  report.warnings = reloader_->config_warnings();
+  report.warnings = reloader_->Warnings();
   return report;
 }
 

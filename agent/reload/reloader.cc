@@ -85,6 +85,10 @@ struct Reloader::Round {
   // No request carried a configuration: `config` is the file with the desired servers written
   // in (--write-servers), which the round may drop to reload the file as it is.
   bool servers_only = false;
+  // The desired servers (as of this server sequence) are in the configuration this round
+  // reloads; or why they are not.
+  absl::optional<uint64_t> servers_seq;
+  std::string servers_problem;
   absl::Time started_at;
   uint64_t started_ms = 0;
   uint64_t reload_sent_ms = 0;  // 0 until `reload` is sent
@@ -260,6 +264,7 @@ void Reloader::WriteServersIntoConfig() {
   } else {
     absl::StatusOr<std::string> file = config_file_.Read("read --haproxy-config");
     if (!file.ok()) {
+      round_->servers_problem = std::string(file.status().message());
       Note(absl::StrCat("servers not written into the configuration: ", file.status().message()));
       return;
     }
@@ -278,9 +283,42 @@ void Reloader::WriteServersIntoConfig() {
                         : std::string(),
                     lines.changed ? "" : "; the configuration already held them"));
   for (const std::string& note : lines.notes) Note(absl::StrCat("servers: ", note));
+  round_->servers_seq = reconciler_->latest_server_seq();
   if (!lines.changed) return;
   round_->servers_only = !round_->config.has_value();
   round_->config = std::move(lines.config);
+}
+
+std::vector<std::string> Reloader::Warnings() const {
+  std::vector<std::string> warnings = config_warnings_;
+  const model::DesiredState* desired = reconciler_->desired();
+  if (desired == nullptr || desired->server_count() == 0) return warnings;
+  constexpr absl::string_view kCost =
+      "a worker started by a reload serves the configuration's servers until hawk seeds it, and "
+      "requests to them can fail meanwhile";
+  if (!options_.write_servers || options_.config_path.empty()) {
+    warnings.push_back(
+        absl::StrCat("servers: hawk does not write the desired servers into the configuration (",
+                     options_.config_path.empty() ? "no --haproxy-config" : "--write-servers=false",
+                     "): ", kCost));
+  } else if (!servers_not_written_.empty()) {
+    warnings.push_back(
+        absl::StrCat("servers: the last reload through hawk could not write the "
+                     "desired servers into ",
+                     options_.config_path, " (", servers_not_written_, "): ", kCost));
+  } else if (!servers_in_config_seq_.has_value() ||
+             *servers_in_config_seq_ < reconciler_->latest_server_seq()) {
+    warnings.push_back(absl::StrCat(
+        "servers: ",
+        servers_in_config_seq_.has_value() ? "changed since the last reload through hawk wrote "
+                                             "them into "
+                                           : "not written by hawk since it started into ",
+        options_.config_path,
+        ": a reload made elsewhere (SIGUSR2, another tool) would start them from the file, and "
+        "requests to them can fail until hawk seeds the new worker; reload through POST "
+        "/v1/reload, which writes them first"));
+  }
+  return warnings;
 }
 
 void Reloader::Check() {
@@ -320,9 +358,11 @@ void Reloader::OnChecked(uv::ProcessResult result) {
   if (!output.empty()) Note(absl::StrCat("haproxy -c:\n", output));
   if (!result.succeeded() && round_->servers_only) {
     // The file as it is was fine before hawk wrote the servers in: reload it, and say so.
-    Note(absl::StrCat("servers not written: `", options_.haproxy_binary,
-                      " -c` rejected the configuration with them written in; the file is "
-                      "reloaded as it is"));
+    round_->servers_problem = absl::StrCat("`", options_.haproxy_binary,
+                                           " -c` rejected the configuration with them written in");
+    round_->servers_seq.reset();
+    Note(absl::StrCat("servers not written: ", round_->servers_problem,
+                      "; the file is reloaded as it is"));
     round_->config.reset();
     round_->servers_only = false;
     round_->check.reset();
@@ -351,6 +391,8 @@ void Reloader::WriteConfig() {
   }
   absl::StatusOr<PreviousConfig> previous = config_file_.Replace(*round_->config);
   if (!previous.ok() && round_->servers_only) {
+    round_->servers_problem = std::string(previous.status().message());
+    round_->servers_seq.reset();
     Note(absl::StrCat("servers not written: ", previous.status().message(),
                       "; the file is reloaded as it is"));
     round_->config.reset();
@@ -680,6 +722,12 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
   }
   if (result == ReloadResult::kSucceeded && round->config_written) {
     RefreshConfigWarnings(*round->config);
+  }
+  if (result == ReloadResult::kSucceeded && round->servers_seq.has_value()) {
+    servers_in_config_seq_ = round->servers_seq;
+    servers_not_written_.clear();
+  } else if (result == ReloadResult::kSucceeded && !round->servers_problem.empty()) {
+    servers_not_written_ = round->servers_problem;
   }
   record.id = round->id;
   record.trigger = ReloadTrigger::kApi;

@@ -172,6 +172,10 @@ class Reloader {
   // Advice on the configuration file (parse/haproxy_config.h), refreshed at start and after
   // every configuration hawk writes. Empty without --haproxy-config.
   const std::vector<std::string>& config_warnings() const { return config_warnings_; }
+  // config_warnings(), and what the configuration lacks for a worker to be born holding the
+  // desired servers: --write-servers off, the last write that failed, or servers changed since
+  // the last reload through hawk wrote them (a reload made elsewhere starts from the file).
+  std::vector<std::string> Warnings() const;
 
  private:
   struct Pending {
@@ -237,6 +241,11 @@ class Reloader {
   std::deque<ReloadRecord> history_;
   ReloadCounters counters_;
   std::vector<std::string> config_warnings_;
+  // The reconciler's latest_server_seq() whose servers the file held after the last successful
+  // reload through hawk (nullopt: none since hawk started), and why the last one could not write
+  // them (empty: it could).
+  absl::optional<uint64_t> servers_in_config_seq_;
+  std::string servers_not_written_;
   // The map and ACL files as hawk last wrote them (WriteTableFiles): a file that still looks so
   // and whose table has not changed since is not written again.
   struct WrittenFile {

@@ -34,6 +34,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The fields of a ReloadResponse / ReloadRecord the tests read.
 struct ReloadView {
@@ -424,20 +425,22 @@ TEST_F(ReloadTest, AWorkerBornFromTheConfigurationHawkWroteHoldsTheDesiredServer
       "    server-template s 1-3 127.0.0.1:1 disabled\n");
   StartHaproxy(config);
   StartHawk();
-  std::string desired =
-      absl::StrCat(R"({"version":"v1","backends":[{"name":"be_app","servers":[)",
-                   R"({"name":"s1","address":"127.0.0.1","port":)", backend_b_->port(),
-                   R"(,"weight":5,"state":"READY"},)",
-                   R"({"name":"s2","address":"127.0.0.1","port":)", backend_b_->port(),
-                   R"(,"state":"READY"},)",
-                   R"({"name":"s3","address":"127.0.0.1","port":)", backend_a_->port(),
-                   R"(,"state":"MAINT"}]}]})");
+  std::string desired = absl::StrCat(
+      R"({"version":"v1","backends":[{"name":"be_app","servers":[)",
+      R"({"name":"s1","address":"127.0.0.1","port":)", backend_b_->port(),
+      R"(,"weight":5,"state":"READY"},)", R"({"name":"s2","address":"127.0.0.1","port":)",
+      backend_b_->port(), R"(,"state":"READY"},)", R"({"name":"s3","address":"127.0.0.1","port":)",
+      backend_a_->port(), R"(,"state":"MAINT"}]}]})");
   HttpResult put = hawk_->Put("/v1/state", desired);
   ASSERT_EQ(put.status, 200) << put.body;
   ASSERT_EQ(Fetch(Frontend(), "GET", "/").body, "B\n");
+  // The advice: the file does not hold them yet.
+  EXPECT_THAT(hawk_->Get("/v1/workers").body, HasSubstr("servers: not written by hawk since it "
+                                                        "started into "));
 
   HttpResult reload = hawk_->Post("/v1/reload", "");
   ASSERT_EQ(reload.status, 200) << reload.body << hawk_->LogTail();
+  EXPECT_THAT(hawk_->Get("/v1/workers").body, Not(HasSubstr("servers: ")));
   EXPECT_THAT(ParseReloadResponse(reload.body).log,
               HasSubstr("servers: 3 of 3 managed servers written into the configuration (1 "
                         "server-template expanded)"));
@@ -446,6 +449,14 @@ TEST_F(ReloadTest, AWorkerBornFromTheConfigurationHawkWroteHoldsTheDesiredServer
                                  "127.0.0.1:1 disabled\n"));
   EXPECT_THAT(written, HasSubstr(absl::StrCat("    server s1 127.0.0.1:", backend_b_->port(),
                                               " weight 5\n")));
+
+  // A change after the reload: the file lacks it, and the advice says so.
+  std::string weight_6 = desired;
+  weight_6.replace(weight_6.find(R"("weight":5)"), 10, R"("weight":6)");
+  ASSERT_EQ(hawk_->Put("/v1/state", weight_6).status, 200);
+  EXPECT_THAT(hawk_->Get("/v1/workers").body,
+              HasSubstr("servers: changed since the last reload through hawk wrote them into "));
+  ASSERT_EQ(hawk_->Put("/v1/state", desired).status, 200);
 
   // hawk gone, HAProxy reloaded from the file: the new worker holds the desired servers.
   hawk_.reset();
