@@ -261,6 +261,14 @@ void Reloader::WriteServersIntoConfig() {
   const std::string* text = nullptr;
   if (round_->config.has_value()) {
     text = &*round_->config;
+  } else if (config_file_.IsSymlink()) {
+    // Written only when asked to: hawk never replaces a link it was not given a file for.
+    round_->servers_problem =
+        "it is a symbolic link (a mounted ConfigMap's?), which hawk does "
+        "not replace";
+    Note(absl::StrCat("servers not written into the configuration: ", options_.config_path, " ",
+                      round_->servers_problem, "; the file is reloaded as it is"));
+    return;
   } else {
     absl::StatusOr<std::string> file = config_file_.Read("read --haproxy-config");
     if (!file.ok()) {

@@ -478,6 +478,45 @@ TEST_F(ReloadTest, AWorkerBornFromTheConfigurationHawkWroteHoldsTheDesiredServer
   for (int i = 0; i < 6; ++i) EXPECT_EQ(Fetch(Frontend(), "GET", "/").body, "B\n");
 }
 
+// A configuration reached through a symbolic link (a mounted ConfigMap) is never replaced to
+// write the servers in: the reload goes on with the file as it is, and says so.
+TEST_F(ReloadTest, ServersAreNotWrittenThroughASymlinkedConfiguration) {
+  std::string config = absl::StrCat(
+      "global\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 30s\n"
+      "    timeout server 30s\nfrontend fe\n    bind 127.0.0.1:",
+      frontend_port_,
+      "\n    default_backend be_app\nbackend be_app\n    server-template s 1-2 127.0.0.1:1 "
+      "disabled\n");
+  StartHaproxy(config);
+  // HAProxy reads the file through the link from now on (the master re-executes with its path).
+  std::string target = dir_.File("configmap-haproxy.cfg");
+  WriteFile(target, config);
+  ASSERT_EQ(::unlink(haproxy_->config_path().c_str()), 0);
+  ASSERT_EQ(::symlink(target.c_str(), haproxy_->config_path().c_str()), 0);
+  StartHawk();
+  ASSERT_EQ(hawk_
+                ->Put("/v1/state",
+                      absl::StrCat(R"({"backends":[{"name":"be_app","servers":[{"name":"s1",)",
+                                   R"("address":"127.0.0.1","port":)", backend_b_->port(),
+                                   R"(,"state":"READY"}]}]})"))
+                .status,
+            200);
+  HttpResult reload = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(reload.status, 200) << reload.body << hawk_->LogTail();
+  EXPECT_THAT(ParseReloadResponse(reload.body).log,
+              HasSubstr("is a symbolic link (a mounted ConfigMap's?), which hawk does not replace; "
+                        "the file is reloaded as it is"));
+  struct stat st;
+  ASSERT_EQ(::lstat(haproxy_->config_path().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(ReadFile(target), config);
+  EXPECT_THAT(hawk_->Get("/v1/workers").body,
+              HasSubstr("servers: the last reload through hawk could not write the desired "
+                        "servers into "));
+  // The new worker got them from hawk all the same.
+  EXPECT_TRUE(WaitUntil([&] { return Fetch(Frontend(), "GET", "/").body == "B\n"; }, seconds(5)));
+}
+
 TEST_F(ReloadTest, AnExternalReloadIsRecordedAndItsWorkerSeeded) {
   StartHaproxy(BasicHaproxyConfig(frontend_port_, backend_a_->port()));
   StartHawk();
