@@ -215,6 +215,11 @@ class MasterClient {
   // The connections kept for an unanswered relayed command past its deadline.
   std::vector<HeldConnection> held() const;
   // The most connections hawk opens now: max_connections less the slots lost, at least one.
+  // The master re-executed (a reload) since the closes counted so far: they were the reload's,
+  // not a master closing each connection hawk sends on, so the next close backs off as a first
+  // one. Without this, reloads that come faster than stable_after would each wait up to
+  // max_close_backoff for a connection (and a new worker that long for its seed).
+  void ForgetCloseStreak() { close_streak_ = 0; }
   int ConnectionBudget() const;
   int max_connections() const { return options_.max_connections; }
 

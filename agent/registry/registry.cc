@@ -187,6 +187,7 @@ std::vector<int> WorkerRegistry::ApplyRelayWindows(const parse::ShowProc& proc) 
                     " slot(s) it kept are free again");
     }
     slots_lost_ = 0;
+    client_->ForgetCloseStreak();  // the closes since were the re-execution's
     lost_master_pid_ = proc.master.pid;
     lost_master_reloads_ = proc.master.reloads;
   }

@@ -659,6 +659,24 @@ TEST_F(MasterClientTest, AConnectionThatServedAWhileIsReconnectedAtOnceAfterAClo
   }
 }
 
+// Reloads faster than stable_after: each closes a young connection, but once the registry has
+// seen the master re-execute (ForgetCloseStreak), the next close backs off as a first one.
+TEST_F(MasterClientTest, ClosesForgottenAsReloadsDoNotBackOffTheNextReconnect) {
+  StartMaster(Answer);
+  MasterClientOptions options;
+  options.stable_after = absl::Seconds(10);  // every connection here is young
+  Client(options);
+  for (int reload = 1; reload <= 8; ++reload) {
+    RunUntil([&] { return client_->reachable(); });
+    int accepted = master_->accepted();
+    master_->CloseAll();
+    uint64_t closed_at = uv_now(loop_.get());
+    RunUntil([&] { return master_->accepted() > accepted; });
+    EXPECT_LE(uv_now(loop_.get()) - closed_at, 30u) << "reload " << reload;
+    client_->ForgetCloseStreak();  // the registry saw the master's reload counter move
+  }
+}
+
 TEST_F(MasterClientTest, CommandsGoOnlyToListedWorkersAndWithinTheirRelayWindow) {
   StartMaster(Answer);
   Client();
