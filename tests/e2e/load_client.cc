@@ -115,6 +115,9 @@ class Slot {
   static void OnTimer(uv_timer_t* timer);
 
   void BeginRequest();
+  // A load slot of --new-connection-per-request: one connection per request.
+  bool one_shot() const;
+  const uv_buf_t& request() const;
   // Sends the outstanding request on the current connection, or on a new one.
   void Dispatch();
   void Complete(Conn* conn, bool reusable);
@@ -149,6 +152,8 @@ class LoadClient {
   const LoadClientOptions& options() const { return options_; }
   const sockaddr* address() const { return reinterpret_cast<const sockaddr*>(&address_); }
   const uv_buf_t& request() const { return request_buf_; }
+  // The same request with `Connection: close` (--new-connection-per-request).
+  const uv_buf_t& closing_request() const { return closing_request_buf_; }
   LoadStats& stats() { return stats_; }
   bool stopping() const { return stopping_; }
 
@@ -169,6 +174,8 @@ class LoadClient {
   sockaddr_in address_{};
   std::string request_text_;
   uv_buf_t request_buf_{};
+  std::string closing_request_text_;
+  uv_buf_t closing_request_buf_{};
   LoadStats stats_;
   std::FILE* events_ = nullptr;
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -364,9 +371,15 @@ void Slot::BeginRequest() {
   Dispatch();
 }
 
+bool Slot::one_shot() const { return !prober_ && client_->options().new_connection_per_request; }
+
+const uv_buf_t& Slot::request() const {
+  return one_shot() ? client_->closing_request() : client_->request();
+}
+
 void Slot::Dispatch() {
   if (conn_ != nullptr && !conn_->write_in_flight) {
-    int rc = conn_->WriteRequest(client_->request());
+    int rc = conn_->WriteRequest(request());
     if (rc != 0) OnEnd(conn_, rc);
     return;
   }
@@ -380,7 +393,7 @@ void Slot::Dispatch() {
 
 void Slot::OnConnected(Conn* conn) {
   if (!outstanding_) return;
-  int rc = conn->WriteRequest(client_->request());
+  int rc = conn->WriteRequest(request());
   if (rc != 0) OnEnd(conn, rc);
 }
 
@@ -413,7 +426,7 @@ void Slot::Complete(Conn* conn, bool reusable) {
   int status = conn->status;
   int64_t pid = conn->pid;
   client_->stats().RecordResponse(prober_, status, pid, latency_us);
-  if (reusable && conn->keep_alive && !conn->write_in_flight) {
+  if (reusable && conn->keep_alive && !conn->write_in_flight && !one_shot()) {
     llhttp_reset(&conn->parser);
   } else {
     DropConn();  // the next request opens a new connection (a reconnect, not an error)
@@ -541,8 +554,11 @@ bool LoadClient::Start() {
     }
     request_text_ += header + "\r\n";
   }
+  closing_request_text_ = request_text_ + "Connection: close\r\n\r\n";
   request_text_ += "\r\n";
   request_buf_ = uv_buf_init(request_text_.data(), static_cast<unsigned int>(request_text_.size()));
+  closing_request_buf_ = uv_buf_init(closing_request_text_.data(),
+                                     static_cast<unsigned int>(closing_request_text_.size()));
   if (options_.connections < 0 || (options_.connections == 0 && options_.prober_interval_ms == 0)) {
     std::fprintf(stderr, "hawk_load_client: nothing to do (no connections, no prober)\n");
     return false;
