@@ -121,13 +121,9 @@ HaproxyVariant VariantNamed(const std::string& name) {
 
 void FillBinaries(ScenarioOptions* options, const std::string& default_hawk,
                   const std::string& default_backend, const std::string& default_load_client) {
-  auto from_env = [](const char* name, const std::string& fallback) {
-    const char* value = std::getenv(name);
-    return value != nullptr && *value != '\0' ? std::string(value) : fallback;
-  };
-  options->hawk_binary = from_env("HAWK_BINARY", default_hawk);
-  options->backend_binary = from_env("HAWK_E2E_BACKEND", default_backend);
-  options->load_client_binary = from_env("HAWK_LOAD_CLIENT", default_load_client);
+  options->hawk_binary = ProgramFromEnv("HAWK_BINARY", default_hawk);
+  options->backend_binary = ProgramFromEnv("HAWK_E2E_BACKEND", default_backend);
+  options->load_client_binary = ProgramFromEnv("HAWK_LOAD_CLIENT", default_load_client);
 }
 
 ScenarioResult RunScenario(const ScenarioOptions& options) {

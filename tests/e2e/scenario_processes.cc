@@ -163,6 +163,11 @@ int64_t MonotonicMs(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
+std::string ProgramFromEnv(const char* variable, const std::string& fallback) {
+  const char* value = std::getenv(variable);
+  return value != nullptr && *value != '\0' ? std::string(value) : fallback;
+}
+
 int NewWorkerPid(const std::string& reload_body) {
   simdjson::dom::parser parser;
   int64_t pid = 0;

@@ -72,6 +72,9 @@ class LoadProcess {
 // steady_clock reads CLOCK_MONOTONIC).
 int64_t MonotonicMs(std::chrono::steady_clock::time_point t);
 
+// The value of the environment variable `variable` if set and not empty, else `fallback`.
+std::string ProgramFromEnv(const char* variable, const std::string& fallback);
+
 // "newWorkerPid" of a POST /v1/reload answer; 0 if absent.
 int NewWorkerPid(const std::string& reload_body);
 
