@@ -232,6 +232,8 @@ class BornWithCase {
     if (options_.mode != BornWithMode::kExternal) {
       HttpResult reload = hawk_->Post("/v1/reload", "", seconds(60));
       r->new_worker = NewWorkerPid(reload.body);
+      if (std::string log = ReloadLog(reload.body); !log.empty())
+        Log("hawk's reload log: %s", log.c_str());
       if (reload.status != 200 || r->new_worker == 0) {
         return Fail(
             absl::StrCat("POST /v1/reload: ", reload.status, " ", reload.body, reload.error));

@@ -175,4 +175,11 @@ int NewWorkerPid(const std::string& reload_body) {
   return static_cast<int>(pid);
 }
 
+std::string ReloadLog(const std::string& reload_body) {
+  simdjson::dom::parser parser;
+  std::string_view log;
+  if (parser.parse(reload_body)["log"].get(log) != simdjson::SUCCESS) return "";
+  return std::string(log);
+}
+
 }  // namespace hawk::e2e

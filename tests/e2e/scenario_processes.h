@@ -77,5 +77,7 @@ std::string ProgramFromEnv(const char* variable, const std::string& fallback);
 
 // "newWorkerPid" of a POST /v1/reload answer; 0 if absent.
 int NewWorkerPid(const std::string& reload_body);
+// "log" of a POST /v1/reload answer; "" if absent.
+std::string ReloadLog(const std::string& reload_body);
 
 }  // namespace hawk::e2e
