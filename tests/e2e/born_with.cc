@@ -177,7 +177,8 @@ class BornWithCase {
                                      dir_.File("state"), "--log-level",           "warn"};
     for (std::string& flag : ModeFlags(options_.mode)) args.push_back(std::move(flag));
     hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket(), args);
-    if (!hawk_->ok() || !hawk_->WaitServing() || !hawk::testing::ReadyWithACurrentWorker(*hawk_)) {
+    if (!hawk_->ok() || !hawk_->WaitServing() ||
+        !WaitUntil([&] { return hawk::testing::ReadyWithACurrentWorker(*hawk_); }, seconds(10))) {
       return Fail("hawk did not become ready: " + hawk_->error() + hawk_->LogTail());
     }
     return true;
@@ -232,8 +233,12 @@ class BornWithCase {
     if (options_.mode != BornWithMode::kExternal) {
       HttpResult reload = hawk_->Post("/v1/reload", "", seconds(60));
       r->new_worker = NewWorkerPid(reload.body);
-      if (std::string log = ReloadLog(reload.body); !log.empty())
-        Log("hawk's reload log: %s", log.c_str());
+      // hawk's own notes (a pre-sync that ran out of time, a master briefly away), not
+      // HAProxy's startup output that follows them.
+      std::string log = ReloadLog(reload.body);
+      log = log.substr(0, log.find("HAProxy:"));
+      while (!log.empty() && log.back() == '\n') log.pop_back();
+      if (!log.empty()) Log("hawk's reload log: %s", log.c_str());
       if (reload.status != 200 || r->new_worker == 0) {
         return Fail(
             absl::StrCat("POST /v1/reload: ", reload.status, " ", reload.body, reload.error));
