@@ -207,9 +207,9 @@ class BornWithCase {
     LoadOptions load;
     load.binary = options_.load_client_binary;
     load.port = frontend_port_;
-    load.connections = options_.clients;
+    load.connections = 0;
+    load.one_shot_connections = options_.clients;
     load.prober_interval_ms = 0;
-    load.new_connection_per_request = true;
     std::string error;
     if (!load_.Start(dir_, load, &error)) return Fail(error);
     LoadSummary warm;

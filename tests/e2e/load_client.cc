@@ -96,7 +96,10 @@ struct Conn {
 // the whole run; Stop() closes its timer and connection before the loop runs dry.
 class Slot {
  public:
-  Slot(LoadClient* client, int id, bool prober) : client_(client), id_(id), prober_(prober) {}
+  // A load slot (`prober` false) sends back to back, on a new connection per request when
+  // `one_shot`; the prober once per interval.
+  Slot(LoadClient* client, int id, bool prober, bool one_shot)
+      : client_(client), id_(id), prober_(prober), one_shot_(one_shot) {}
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
 
@@ -115,8 +118,6 @@ class Slot {
   static void OnTimer(uv_timer_t* timer);
 
   void BeginRequest();
-  // A load slot of --new-connection-per-request: one connection per request.
-  bool one_shot() const;
   const uv_buf_t& request() const;
   // Sends the outstanding request on the current connection, or on a new one.
   void Dispatch();
@@ -129,6 +130,7 @@ class Slot {
   LoadClient* client_;
   int id_;
   bool prober_;
+  bool one_shot_;
   uv_timer_t timer_{};  // prober: the interval; load: the pause after a transport failure
   Conn* conn_ = nullptr;
   bool opened_any_ = false;  // a connection was opened before: the next one is a reconnect
@@ -152,7 +154,7 @@ class LoadClient {
   const LoadClientOptions& options() const { return options_; }
   const sockaddr* address() const { return reinterpret_cast<const sockaddr*>(&address_); }
   const uv_buf_t& request() const { return request_buf_; }
-  // The same request with `Connection: close` (--new-connection-per-request).
+  // The same request with `Connection: close` (one-shot load clients).
   const uv_buf_t& closing_request() const { return closing_request_buf_; }
   LoadStats& stats() { return stats_; }
   bool stopping() const { return stopping_; }
@@ -371,10 +373,8 @@ void Slot::BeginRequest() {
   Dispatch();
 }
 
-bool Slot::one_shot() const { return !prober_ && client_->options().new_connection_per_request; }
-
 const uv_buf_t& Slot::request() const {
-  return one_shot() ? client_->closing_request() : client_->request();
+  return one_shot_ ? client_->closing_request() : client_->request();
 }
 
 void Slot::Dispatch() {
@@ -426,7 +426,7 @@ void Slot::Complete(Conn* conn, bool reusable) {
   int status = conn->status;
   int64_t pid = conn->pid;
   client_->stats().RecordResponse(prober_, status, pid, latency_us);
-  if (reusable && conn->keep_alive && !conn->write_in_flight && !one_shot()) {
+  if (reusable && conn->keep_alive && !conn->write_in_flight && !one_shot_) {
     llhttp_reset(&conn->parser);
   } else {
     DropConn();  // the next request opens a new connection (a reconnect, not an error)
@@ -559,7 +559,9 @@ bool LoadClient::Start() {
   request_buf_ = uv_buf_init(request_text_.data(), static_cast<unsigned int>(request_text_.size()));
   closing_request_buf_ = uv_buf_init(closing_request_text_.data(),
                                      static_cast<unsigned int>(closing_request_text_.size()));
-  if (options_.connections < 0 || (options_.connections == 0 && options_.prober_interval_ms == 0)) {
+  if (options_.connections < 0 || options_.one_shot_connections < 0 ||
+      (options_.connections == 0 && options_.one_shot_connections == 0 &&
+       options_.prober_interval_ms == 0)) {
     std::fprintf(stderr, "hawk_load_client: nothing to do (no connections, no prober)\n");
     return false;
   }
@@ -590,11 +592,12 @@ bool LoadClient::Start() {
       std::max<uint64_t>(1, std::min<uint64_t>(50, options_.request_timeout_ms / 4));
   uv_timer_start(&sweep_timer_, &OnSweep, sweep_ms, sweep_ms);
 
-  for (int i = 0; i < options_.connections; ++i) {
-    slots_.push_back(std::make_unique<Slot>(this, i, false));
+  int load_slots = options_.connections + options_.one_shot_connections;
+  for (int i = 0; i < load_slots; ++i) {
+    slots_.push_back(std::make_unique<Slot>(this, i, false, i >= options_.connections));
   }
   if (options_.prober_interval_ms > 0) {
-    slots_.push_back(std::make_unique<Slot>(this, options_.connections, true));
+    slots_.push_back(std::make_unique<Slot>(this, load_slots, true, false));
   }
   for (auto& slot : slots_) slot->Start();
   return true;

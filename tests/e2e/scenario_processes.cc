@@ -87,11 +87,12 @@ bool LoadProcess::Start(const TempDir& dir, const LoadOptions& options, std::str
               "127.0.0.1:" + std::to_string(options.port),
               "--connections",
               std::to_string(options.connections),
+              "--one-shot-connections",
+              std::to_string(options.one_shot_connections),
               "--prober-interval-ms",
               std::to_string(options.prober_interval_ms),
               "--events",
               events_path_};
-  if (options.new_connection_per_request) sub.argv.push_back("--new-connection-per-request");
   sub.stdout_path = stdout_path_;
   sub.stderr_path = dir.File("load.err");
   process_ = Subprocess::Spawn(sub, error);

@@ -36,11 +36,11 @@ struct LoadSummary {
 LoadSummary ParseLoadSummary(const std::string& line);
 
 struct LoadOptions {
-  std::string binary;  // hawk_load_client
-  int port = -1;       // on 127.0.0.1
-  int connections = 16;
+  std::string binary;            // hawk_load_client
+  int port = -1;                 // on 127.0.0.1
+  int connections = 16;          // keep-alive load clients
+  int one_shot_connections = 0;  // load clients with a new connection per request
   int prober_interval_ms = 200;  // 0: no prober
-  bool new_connection_per_request = false;
 };
 
 // hawk_load_client as a child process; its summaries are read from its stdout file, its events

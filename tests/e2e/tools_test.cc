@@ -192,14 +192,14 @@ TEST(E2eToolsTest, ClientAgainstBackendHasNoFailures) {
   EXPECT_EQ(backend->exit_code(), 0) << backend->DescribeExit();
 }
 
-TEST(E2eToolsTest, NewConnectionPerRequestOpensOneConnectionPerLoadRequest) {
+TEST(E2eToolsTest, OneShotConnectionsOpenOneConnectionPerRequest) {
   TempDir dir;
   int port = 0;
   auto backend = StartBackend(dir, "b1", &port);
   Summary summary;
   RunClient(dir, port,
-            {"--duration-ms", "500", "--connections", "4", "--prober-interval-ms", "50",
-             "--new-connection-per-request"},
+            {"--duration-ms", "500", "--connections", "0", "--one-shot-connections", "4",
+             "--prober-interval-ms", "50"},
             &summary);
   SCOPED_TRACE(summary.text());
   int64_t requests = summary.Get("/requests");
