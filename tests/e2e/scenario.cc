@@ -59,11 +59,15 @@ std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int 
     << "    bind 127.0.0.1:" << frontend_port << "\n"
     << "    http-after-response set-header X-Pid %pid\n"
     << "    default_backend be\n"
-    << "backend be\n"
-    << "    server SRV_1 127.0.0.1:" << origin_port << "\n"
-    << "    server SRV_2 192.0.2.1:80 disabled\n"
-    // The structural change of this cycle: something only a reload can bring.
-    << "backend be_cycle_" << cycle << "\n"
+    << "backend be\n";
+  if (variant.slots) {
+    c << "    server-template SRV_ 1-2 192.0.2.1:80 disabled\n";
+  } else {
+    c << "    server SRV_1 127.0.0.1:" << origin_port << "\n"
+      << "    server SRV_2 192.0.2.1:80 disabled\n";
+  }
+  // The structural change of this cycle: something only a reload can bring.
+  c << "backend be_cycle_" << cycle << "\n"
     << "    server s1 127.0.0.1:" << origin_port << " disabled\n";
   return c.str();
 }
@@ -108,6 +112,7 @@ std::vector<HaproxyVariant> StandardVariants() {
       {"close-spread-time 1s", "    close-spread-time 1s\n", ""},
       {"recommended", "    grace 1s\n    hard-stop-after 30s\n",
        "    option idle-close-on-response\n"},
+      {"grace 1s + slots", "    grace 1s\n", "", /*slots=*/true},
   };
 }
 
@@ -162,6 +167,7 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
   load_options.binary = options.load_client_binary;
   load_options.port = frontend_port;
   load_options.connections = options.connections;
+  load_options.one_shot_connections = options.one_shot_connections;
   load_options.prober_interval_ms = options.prober_interval_ms;
   if (!load.Start(dir, load_options, &error)) {
     result.error = error;
