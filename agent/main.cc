@@ -68,6 +68,14 @@ ABSL_FLAG(std::string, server_state_file, "",
           "Before each reload, write the desired server state here in `show servers state` "
           "format, for HAProxy's server-state-file/load-server-state-from-file. Empty: not "
           "written");
+ABSL_FLAG(bool, write_servers, true,
+          "Before each reload through hawk, write the desired address, port, weight and state of "
+          "every managed server into --haproxy-config (its `server` line; a `server-template` "
+          "holding a managed slot is expanded into `server` lines between two marker comments "
+          "that keep the template), so that the new worker is born holding them instead of the "
+          "configuration's placeholders. What the configuration cannot carry (a hostname, "
+          "DRAIN) is named in the reload's log. false: the configuration is written only when a "
+          "reload carries one");
 ABSL_FLAG(bool, write_map_files, true,
           "Before each reload, write the desired content of every map and ACL hawk manages to its "
           "file, atomically, keeping the file's mode, owner and group, so that the new worker is "
@@ -302,6 +310,7 @@ absl::StatusOr<hawk::app::Config> ConfigFromFlags() {
   config.haproxy_binary = absl::GetFlag(FLAGS_haproxy_binary);
   config.server_state_file = absl::GetFlag(FLAGS_server_state_file);
   config.write_table_files = absl::GetFlag(FLAGS_write_map_files);
+  config.write_servers = absl::GetFlag(FLAGS_write_servers);
   config.table_files_dir = absl::GetFlag(FLAGS_table_files_dir);
   if (std::string worker_socket = absl::GetFlag(FLAGS_worker_socket); !worker_socket.empty()) {
     absl::StatusOr<hawk::base::Address> address =

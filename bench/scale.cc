@@ -17,16 +17,23 @@
 //      (`@!<pid> set server …`, `@!<pid> set map …`) on one connection kept open in prompt mode;
 //   5. the resync cost: a hawk started against a worker that already holds the ingress state (it
 //      observes and diffs in full at start), timed until GET /v1/workers shows it inSync; and the
-//      latency of pushes issued while --resync-interval 1s keeps re-observing it.
+//      latency of pushes issued while --resync-interval 1s keeps re-observing it;
+//   7. hawk's RSS under whole-state PUTs of the ingress state (one server's address changed each
+//      time, one worker), sampled every 2 ms on a thread of this program, peak reported: the
+//      first PUT of the ingress state (its map becomes managed: change, undo and journal record
+//      are each the whole map), then --whole-puts PUTs back to back and --periodic-puts PUTs
+//      every 2 s; beside the state held before them (the baseline, measured in the same run).
 // Prints one set of markdown tables per version, the command line and the load average first.
 //
 //   build/bench-scale/bench/scale [--haproxy LABEL[=PATH][,…]] [--manifest FILE] [--pushes N]
-//                                 [--k-reps N] [--hawk PATH] [--backend PATH]
+//                                 [--k-reps N] [--whole-puts N] [--periodic-puts N]
+//                                 [--hawk PATH] [--backend PATH]
 //
 // --haproxy: labels of the manifest (scripts/haproxy-versions.sh writes it), or LABEL=PATH;
 //   default 2.6,3.4. --pushes: pushes per latency row (default 200). --k-reps: pushes per k in
-//   part 2 (default 10). --hawk, --backend: the binaries (default: this build's, or $HAWK_BINARY
-//   and $HAWK_TEST_BACKEND when set).
+//   part 2 (default 10). --whole-puts, --periodic-puts: part 7's PUTs back to back (default 1000)
+//   and every 2 s (default 1000: 33 minutes per version; 0 leaves the row out). --hawk, --backend:
+//   the binaries (default: this build's, or $HAWK_BINARY and $HAWK_TEST_BACKEND when set).
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -36,6 +43,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -139,6 +147,39 @@ Rss RssOf(pid_t pid) {
 
 // VmRSS of `pid`, KiB (-1 if unreadable).
 long RssKib(pid_t pid) { return RssOf(pid).vm; }
+
+// Samples `pid`'s VmRSS every 2 ms on a thread of its own, from construction to Stop(): the peak.
+class RssSampler {
+ public:
+  explicit RssSampler(pid_t pid) : pid_(pid), thread_([this] { Run(); }) {}
+  ~RssSampler() { Stop(); }
+  RssSampler(const RssSampler&) = delete;
+  RssSampler& operator=(const RssSampler&) = delete;
+
+  // The peak, KiB.
+  long Stop() {
+    stop_ = true;
+    if (thread_.joinable()) thread_.join();
+    return peak_;
+  }
+  size_t samples() const { return samples_; }
+
+ private:
+  void Run() {
+    while (!stop_) {
+      long kib = RssKib(pid_);
+      if (kib > peak_) peak_ = kib;
+      ++samples_;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+
+  const pid_t pid_;
+  std::atomic<bool> stop_{false};
+  std::atomic<long> peak_{-1};
+  std::atomic<size_t> samples_{0};
+  std::thread thread_;  // last: it starts reading the members above at once
+};
 
 // The sum of the sizes of the regular files in `dir` (not recursive; hawk's state dir is flat).
 int64_t DirBytes(const std::string& dir) {
@@ -441,10 +482,26 @@ struct CostRow {
   int not_applied = 0;
 };
 
+// Part 7: hawk's RSS over whole-state PUTs sent back to back or every 2 s.
+struct WholePutRssRow {
+  bool periodic = false;
+  int puts = 0;
+  long held_kib = -1;  // before the first of them, quiet (the baseline)
+  long peak_kib = -1;
+  long after_kib = -1;  // right after the last answer
+  long later_kib = -1;  // 2 s later
+  size_t samples = 0;
+  std::vector<double> ms;
+  int failed = 0;
+  std::string first_bad;
+};
+
 struct Options {
   std::vector<Haproxy> versions;
   int pushes = 200;
   int k_reps = 10;
+  int whole_puts = 1000;
+  int periodic_puts = 1000;
   std::string hawk;
   std::string backend;
   std::string state_root;  // where hawk's --state-dir is made; "" = the run's temp dir
@@ -615,7 +672,18 @@ class ScaleRun {
     std::string state = ingress ? "ingress (10,000 servers + 100,000 map entries)"
                                 : Thousands(servers) + " servers";
     if (ingress) doc_size_ = doc.json().size();
-    if (!Load(&doc)) return false;
+    if (ingress) {
+      // The first PUT of the ingress state: its map becomes managed (and its servers move).
+      first_put_held_kib_ = RssKib(hawk_->pid());
+      RssSampler sampler(hawk_->pid());
+      Clock::time_point start = Clock::now();
+      bool loaded = Load(&doc);
+      first_put_ms_ = Ms(Clock::now() - start);
+      first_put_peak_kib_ = sampler.Stop();
+      if (!loaded) return false;
+    } else if (!Load(&doc)) {
+      return false;
+    }
     std::string patch;
     auto patch_server = [&]() -> const std::string& {
       patch = ServersPatch(&doc, 1, 1, NextGeneration());
@@ -675,8 +743,47 @@ class ScaleRun {
         rss_patch_failures_ += row->failed + row->not_applied;
       }
       if (!LeaveTwoWorkers(state + ", RSS run")) return false;
+      if (!WholePutRss(put_server)) return false;
     }
     if (ingress) ingress_doc_ = std::make_unique<StateDoc>(std::move(doc));
+    return true;
+  }
+
+  // Part 7: whole-state PUTs of the ingress state (one worker), back to back, then every 2 s, with
+  // hawk's RSS sampled throughout.
+  bool WholePutRss(const std::function<const std::string&()>& put_server) {
+    for (bool periodic : {false, true}) {
+      WholePutRssRow row;
+      row.periodic = periodic;
+      row.puts = periodic ? options_.periodic_puts : options_.whole_puts;
+      if (row.puts <= 0) continue;
+      // Quiet first: hawk gives a large document's memory back 1 s after the last one.
+      std::this_thread::sleep_for(seconds(2));
+      pid_t pid = hawk_->pid();
+      row.held_kib = RssKib(pid);
+      RssSampler sampler(pid);
+      Clock::time_point next = Clock::now();
+      for (int i = 0; i < row.puts; ++i) {
+        if (periodic) {
+          std::this_thread::sleep_until(next);
+          next += seconds(2);
+        }
+        const std::string& body = put_server();
+        PushReply r = api_->Push("PUT", body);
+        if (r.ok) row.ms.push_back(r.ms);
+        if (!r.ok || r.applied != r.workers) {
+          ++row.failed;
+          if (row.first_bad.empty()) row.first_bad = r.text;
+        }
+      }
+      row.peak_kib = sampler.Stop();
+      row.samples = sampler.samples();
+      row.after_kib = RssKib(pid);
+      std::this_thread::sleep_for(seconds(2));
+      row.later_kib = RssKib(pid);
+      whole_put_rss_.push_back(std::move(row));
+      std::fflush(stdout);
+    }
     return true;
   }
 
@@ -983,6 +1090,9 @@ class ScaleRun {
   std::vector<std::string> grace_notes_;
   std::string cost_first_bad_;
   long rss_idle_ = -1, rss_after_puts_ = -1, rss_loaded_ = -1;
+  long first_put_held_kib_ = -1, first_put_peak_kib_ = -1;
+  double first_put_ms_ = 0;
+  std::vector<WholePutRssRow> whole_put_rss_;
   Rss rss_warm_, rss_after_patches_;
   std::vector<double> scrape_ms_, workers_ms_;
   long startup_rss_ = -1, startup_rss_later_ = -1;
@@ -1137,6 +1247,45 @@ void ScaleRun::Print() const {
               Thousands(startup_rss_later_).c_str(), mib(startup_rss_later_).c_str());
 
   std::printf(
+      "\n**7. Whole-state PUTs of the ingress state: hawk's RSS** (VmRSS sampled every 2 ms by "
+      "this "
+      "program, peak over the whole row; one worker; one server's address changed per PUT, each "
+      "answered with the worker APPLIED; \"held\": hawk quiet with the ingress state just before "
+      "the row, the baseline of the same run). Goal: peak ≤ 16 MiB; PUT p50 ≤ 40 ms.\n\n"
+      "| PUTs | held KiB | peak KiB | peak MiB | peak − held KiB | peak / held | right after; 2 s "
+      "later, KiB | p50 / p99 / max ms | not APPLIED | peak ≤ 16 MiB |\n"
+      "|---|---|---|---|---|---|---|---|---|---|\n");
+  auto ratio = [](long a, long b) { return b > 0 ? Fmt(static_cast<double>(a) / b) : "–"; };
+  std::printf(
+      "| the first PUT of the ingress state (its 100,000-entry map becomes managed; answered in "
+      "%.0f "
+      "ms) | %s | %s | %s | %s | %s | | | | %s |\n",
+      first_put_ms_, Thousands(first_put_held_kib_).c_str(), Thousands(first_put_peak_kib_).c_str(),
+      mib(first_put_peak_kib_).c_str(),
+      Thousands(first_put_peak_kib_ - first_put_held_kib_).c_str(),
+      ratio(first_put_peak_kib_, first_put_held_kib_).c_str(),
+      first_put_peak_kib_ <= 16384 ? "yes" : "**no**");
+  for (const WholePutRssRow& r : whole_put_rss_) {
+    std::string latency = r.ms.empty()
+                              ? "–"
+                              : Fmt(Percentile(r.ms, 0.5)) + " / " + Fmt(Percentile(r.ms, 0.99)) +
+                                    " / " + Fmt(*std::max_element(r.ms.begin(), r.ms.end()));
+    std::printf("| %s, %s | %s | %s | %s | %s | %s | %s; %s | %s | %d | %s |\n",
+                Thousands(r.puts).c_str(), r.periodic ? "one every 2 s" : "back to back",
+                Thousands(r.held_kib).c_str(), Thousands(r.peak_kib).c_str(),
+                mib(r.peak_kib).c_str(), Thousands(r.peak_kib - r.held_kib).c_str(),
+                ratio(r.peak_kib, r.held_kib).c_str(), Thousands(r.after_kib).c_str(),
+                Thousands(r.later_kib).c_str(), latency.c_str(), r.failed,
+                r.peak_kib <= 16384 ? "yes" : "**no**");
+  }
+  for (const WholePutRssRow& r : whole_put_rss_) {
+    if (!r.first_bad.empty()) {
+      std::printf("\nfirst PUT not APPLIED (%s): `%.600s`\n",
+                  r.periodic ? "every 2 s" : "back to back", r.first_bad.c_str());
+    }
+  }
+
+  std::printf(
       "\n**5. Resync cost at ingress scale** (one worker, hawk behind the relay)\n\n"
       "| what | value |\n|---|---|\n");
   std::printf(
@@ -1212,6 +1361,10 @@ int main(int argc, char** argv) {
       options.pushes = std::max(1, std::atoi(value().c_str()));
     } else if (arg == "--k-reps") {
       options.k_reps = std::max(1, std::atoi(value().c_str()));
+    } else if (arg == "--whole-puts") {
+      options.whole_puts = std::max(0, std::atoi(value().c_str()));
+    } else if (arg == "--periodic-puts") {
+      options.periodic_puts = std::max(0, std::atoi(value().c_str()));
     } else if (arg == "--hawk") {
       options.hawk = value();
     } else if (arg == "--backend") {

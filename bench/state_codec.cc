@@ -15,6 +15,7 @@
 #include "agent/model/json_input.h"
 #include "agent/model/patch.h"
 #include "agent/model/snapshot_size.h"
+#include "agent/plan/server_lines.h"
 
 namespace {
 
@@ -164,6 +165,34 @@ void BM_CanonicalJson(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_CanonicalJson)->Unit(benchmark::kMillisecond);
+
+// Writing the desired servers into the configuration before a reload (--write-servers): the
+// 10,000 servers of the ingress state as the slots of one template, written over the operator's
+// template, then over the configuration a previous reload wrote (what every later reload does).
+constexpr char kSlotConfig[] =
+    "global\n    master-worker\ndefaults\n    mode http\nfrontend fe\n    bind :80\n"
+    "    default_backend be_app\nbackend be_app\n    balance roundrobin\n"
+    "    server-template SRV_ 1-10000 192.0.2.1:80 check disabled\n";
+
+void BM_WriteServersOverTemplate(benchmark::State& state) {
+  DesiredState held = *hawk::model::ParseDesiredState(Original());
+  for (auto _ : state) {
+    hawk::plan::ServerLines lines = hawk::plan::WriteDesiredServers(kSlotConfig, held);
+    benchmark::DoNotOptimize(lines);
+  }
+}
+BENCHMARK(BM_WriteServersOverTemplate)->Unit(benchmark::kMillisecond);
+
+void BM_WriteServersOverWritten(benchmark::State& state) {
+  DesiredState held = *hawk::model::ParseDesiredState(Original());
+  std::string written = hawk::plan::WriteDesiredServers(kSlotConfig, held).config;
+  for (auto _ : state) {
+    hawk::plan::ServerLines lines = hawk::plan::WriteDesiredServers(written, held);
+    benchmark::DoNotOptimize(lines);
+  }
+  state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * written.size()));
+}
+BENCHMARK(BM_WriteServersOverWritten)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

@@ -17,7 +17,16 @@ void RegisterHealthRoutes(Router* router, const registry::WorkerRegistry* regist
               [registry, detail](const http::Request&, http::Responder responder) {
                 std::string code, reason;
                 if (registry->Ready(&code, &reason)) {
-                  responder.Send(http::JsonResponse(200, R"({"ready":true})"));
+                  if (!detail || reason.empty()) {
+                    responder.Send(http::JsonResponse(200, R"({"ready":true})"));
+                    return;
+                  }
+                  base::JsonWriter w;  // ready, with a caveat for the operator
+                  w.BeginObject();
+                  w.Key("ready").Bool(true);
+                  w.Key("detail").String(reason);
+                  w.EndObject();
+                  responder.Send(http::JsonResponse(200, w.Take()));
                   return;
                 }
                 if (!detail) reason = absl::StrCat("not ready: ", code);

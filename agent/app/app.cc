@@ -102,6 +102,7 @@ absl::Status App::Init() {
   reloader_options.haproxy_binary = config_.haproxy_binary;
   reloader_options.server_state_file = config_.server_state_file;
   reloader_options.write_table_files = config_.write_table_files;
+  reloader_options.write_servers = config_.write_servers;
   if (config_.write_table_files) {
     absl::Status opened = OpenTableFilesDir(&reloader_options);
     if (!opened.ok()) return opened;
@@ -306,7 +307,7 @@ void App::FollowCurrentWorker(const model::WorkersReport& report) {
 model::WorkersReport App::Snapshot() const {
   model::WorkersReport report = registry_->Snapshot();
   reconciler_->Annotate(&report);
-  report.warnings = reloader_->config_warnings();
+  report.warnings = reloader_->Warnings();
   return report;
 }
 

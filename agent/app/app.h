@@ -43,6 +43,7 @@ struct Config {
   std::string haproxy_binary;                   // --haproxy-binary
   std::string server_state_file;                // --server-state-file
   bool write_table_files = true;                // --write-map-files
+  bool write_servers = true;                    // --write-servers
   std::string table_files_dir;                  // --table-files-dir; empty: haproxy_config's
   absl::optional<base::Address> worker_socket;  // --worker-socket
   absl::Duration min_reload_interval = absl::ZeroDuration();

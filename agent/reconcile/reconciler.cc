@@ -136,6 +136,10 @@ void Reconciler::RememberPublish() {
 uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
   active_ = true;
   ++desired_seq_;
+  if (!summary.servers.empty() || !summary.backends_created.empty() ||
+      !summary.backends_dropped.empty()) {
+    server_seq_ = desired_seq_;
+  }
   RememberPublish();
   if (written_.has_value()) {
     written_->since.Merge(summary, *desired_);
@@ -167,6 +171,7 @@ uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
 uint64_t Reconciler::PublishWhole() {
   active_ = true;
   ++desired_seq_;
+  server_seq_ = desired_seq_;
   RememberPublish();
   written_.reset();  // no summary says what changed since the files were written
   for (auto& [pid, worker] : workers_) {

@@ -117,6 +117,8 @@ class Reconciler {
   bool TableUnchangedSinceWritten(bool acl, const std::string& name) const;
   // The sequence number of the latest push (0 before any).
   uint64_t latest_seq() const { return desired_seq_; }
+  // The sequence number of the latest push that changed a server or a backend (0 before any).
+  uint64_t latest_server_seq() const { return server_seq_; }
   // nullptr until something was published.
   const model::DesiredState* desired() const { return active_ ? desired_ : nullptr; }
 
@@ -196,6 +198,7 @@ class Reconciler {
   std::function<absl::Time()> wall_clock_;
   bool active_ = false;  // a desired state was published
   uint64_t desired_seq_ = 0;
+  uint64_t server_seq_ = 0;  // latest_server_seq()
   uint64_t next_epoch_ = 1;
   bool seen_first_report_ = false;
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;

@@ -125,6 +125,14 @@ bool WorkerRegistry::Ready(std::string* code, std::string* detail) const {
         "close them (closing would not free the master's slots)");
     return false;
   }
+  if (slots_lost_ > 0) {
+    *detail = absl::StrCat(
+        "ready, but the master CLI keeps ", slots_lost_,
+        " slot(s) of hawk's sessions that it gives back only when it re-executes (a reload): "
+        "HAProxy before 3.0 does so when it relays a command to a worker that is exiting; hawk "
+        "opens that many connections fewer (",
+        client_->ConnectionBudget(), " now)");
+  }
   return true;
 }
 

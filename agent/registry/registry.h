@@ -90,7 +90,8 @@ class WorkerRegistry {
   // Ready: the master CLI answers, a CURRENT worker is known, and not every connection hawk may
   // open is held waiting for a worker's reply. Otherwise false, with a reason code (safe to show
   // anyone: MASTER_UNREACHABLE, WORKER_POLL_FAILED, NO_CURRENT_WORKER, MASTER_CONNECTIONS_HELD)
-  // and the detail (names sockets, quotes the master's errors: for authenticated readers).
+  // and the detail (names sockets, quotes the master's errors: for authenticated readers). Ready
+  // with master CLI slots lost (slots_lost()): true, with the detail saying so.
   bool Ready(std::string* code, std::string* detail) const;
   // Slots the master keeps for sessions it closed on hawk (see the file comment).
   int slots_lost() const { return slots_lost_; }

@@ -1,5 +1,6 @@
 #include "agent/reload/config_file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -38,6 +39,11 @@ absl::Status ConfigFile::WriteLikeConfig(const std::string& path, absl::string_v
 
 absl::StatusOr<std::string> ConfigFile::Read(absl::string_view what) const {
   return store::ReadFileBounded(path_, kMaxConfigBytes, what);
+}
+
+bool ConfigFile::IsSymlink() const {
+  struct stat st;
+  return ::lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode);
 }
 
 absl::StatusOr<CandidateFile> ConfigFile::WriteCandidate(absl::string_view config) const {

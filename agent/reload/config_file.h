@@ -59,6 +59,10 @@ class ConfigFile {
   // The configuration as it is now. NotFound when there is none; errors name `what`.
   absl::StatusOr<std::string> Read(absl::string_view what) const;
 
+  // Whether the configuration's path is a symbolic link (a mounted ConfigMap's, say): Replace
+  // would replace the link, not the file it points to.
+  bool IsSymlink() const;
+
   // Writes `config` as `<path>.hawk-candidate`, so that a configuration `haproxy -c` rejects never
   // replaces the file.
   absl::StatusOr<CandidateFile> WriteCandidate(absl::string_view config) const;

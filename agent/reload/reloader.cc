@@ -14,6 +14,7 @@
 #include "agent/parse/maps.h"
 #include "agent/parse/servers_state.h"
 #include "agent/parse/show_proc.h"
+#include "agent/plan/server_lines.h"
 #include "agent/plan/server_state_file.h"
 #include "agent/plan/table_file.h"
 #include "agent/store/atomic_file.h"
@@ -81,6 +82,13 @@ struct Reloader::Round {
   uint64_t id = 0;
   std::vector<Pending> requests;
   absl::optional<std::string> config;  // the latest configuration the requests carried
+  // No request carried a configuration: `config` is the file with the desired servers written
+  // in (--write-servers), which the round may drop to reload the file as it is.
+  bool servers_only = false;
+  // The desired servers (as of this server sequence) are in the configuration this round
+  // reloads; or why they are not.
+  absl::optional<uint64_t> servers_seq;
+  std::string servers_problem;
   absl::Time started_at;
   uint64_t started_ms = 0;
   uint64_t reload_sent_ms = 0;  // 0 until `reload` is sent
@@ -243,7 +251,86 @@ void Reloader::AwaitMaster(std::function<void()> then) {
   });
 }
 
+void Reloader::WriteServersIntoConfig() {
+  const model::DesiredState* desired = reconciler_->desired();
+  if (!options_.write_servers || options_.config_path.empty() || desired == nullptr ||
+      desired->server_count() == 0) {
+    return;
+  }
+  std::string read;
+  const std::string* text = nullptr;
+  if (round_->config.has_value()) {
+    text = &*round_->config;
+  } else if (config_file_.IsSymlink()) {
+    // Written only when asked to: hawk never replaces a link it was not given a file for.
+    round_->servers_problem =
+        "it is a symbolic link (a mounted ConfigMap's?), which hawk does "
+        "not replace";
+    Note(absl::StrCat("servers not written into the configuration: ", options_.config_path, " ",
+                      round_->servers_problem, "; the file is reloaded as it is"));
+    return;
+  } else {
+    absl::StatusOr<std::string> file = config_file_.Read("read --haproxy-config");
+    if (!file.ok()) {
+      round_->servers_problem = std::string(file.status().message());
+      Note(absl::StrCat("servers not written into the configuration: ", file.status().message()));
+      return;
+    }
+    read = *std::move(file);
+    text = &read;
+  }
+  plan::ServerLines lines = plan::WriteDesiredServers(*text, *desired);
+  Note(absl::StrCat("servers: ", lines.servers_written, " of ", desired->server_count(),
+                    " managed servers written into the configuration",
+                    lines.templates_expanded > 0
+                        ? absl::StrCat(" (", lines.templates_expanded, " server-template expanded)")
+                        : std::string(),
+                    lines.undeclared > 0
+                        ? absl::StrCat("; ", lines.undeclared,
+                                       " not declared there (the new worker gets them from hawk)")
+                        : std::string(),
+                    lines.changed ? "" : "; the configuration already held them"));
+  for (const std::string& note : lines.notes) Note(absl::StrCat("servers: ", note));
+  round_->servers_seq = reconciler_->latest_server_seq();
+  if (!lines.changed) return;
+  round_->servers_only = !round_->config.has_value();
+  round_->config = std::move(lines.config);
+}
+
+std::vector<std::string> Reloader::Warnings() const {
+  std::vector<std::string> warnings = config_warnings_;
+  const model::DesiredState* desired = reconciler_->desired();
+  if (desired == nullptr || desired->server_count() == 0) return warnings;
+  constexpr absl::string_view kCost =
+      "a worker started by a reload serves the configuration's servers until hawk seeds it, and "
+      "requests to them can fail meanwhile";
+  if (!options_.write_servers || options_.config_path.empty()) {
+    warnings.push_back(
+        absl::StrCat("servers: hawk does not write the desired servers into the configuration (",
+                     options_.config_path.empty() ? "no --haproxy-config" : "--write-servers=false",
+                     "): ", kCost));
+  } else if (!servers_not_written_.empty()) {
+    warnings.push_back(
+        absl::StrCat("servers: the last reload through hawk could not write the "
+                     "desired servers into ",
+                     options_.config_path, " (", servers_not_written_, "): ", kCost));
+  } else if (!servers_in_config_seq_.has_value() ||
+             *servers_in_config_seq_ < reconciler_->latest_server_seq()) {
+    warnings.push_back(absl::StrCat(
+        "servers: ",
+        servers_in_config_seq_.has_value() ? "changed since the last reload through hawk wrote "
+                                             "them into "
+                                           : "not written by hawk since it started into ",
+        options_.config_path,
+        ": a reload made elsewhere (SIGUSR2, another tool) would start them from the file, and "
+        "requests to them can fail until hawk seeds the new worker; reload through POST "
+        "/v1/reload, which writes them first"));
+  }
+  return warnings;
+}
+
 void Reloader::Check() {
+  WriteServersIntoConfig();
   std::string path = options_.config_path;
   if (options_.haproxy_binary.empty() || path.empty()) {
     WriteConfig();
@@ -277,6 +364,19 @@ void Reloader::OnChecked(uv::ProcessResult result) {
   round_->candidate.reset();
   std::string output(absl::StripTrailingAsciiWhitespace(result.output));
   if (!output.empty()) Note(absl::StrCat("haproxy -c:\n", output));
+  if (!result.succeeded() && round_->servers_only) {
+    // The file as it is was fine before hawk wrote the servers in: reload it, and say so.
+    round_->servers_problem = absl::StrCat("`", options_.haproxy_binary,
+                                           " -c` rejected the configuration with them written in");
+    round_->servers_seq.reset();
+    Note(absl::StrCat("servers not written: ", round_->servers_problem,
+                      "; the file is reloaded as it is"));
+    round_->config.reset();
+    round_->servers_only = false;
+    round_->check.reset();
+    WriteConfig();
+    return;
+  }
   if (!result.succeeded()) {
     std::string how =
         result.timed_out ? absl::StrCat("timed out after ", ToMs(options_.check_timeout), " ms")
@@ -298,6 +398,15 @@ void Reloader::WriteConfig() {
     return;
   }
   absl::StatusOr<PreviousConfig> previous = config_file_.Replace(*round_->config);
+  if (!previous.ok() && round_->servers_only) {
+    round_->servers_problem = std::string(previous.status().message());
+    round_->servers_seq.reset();
+    Note(absl::StrCat("servers not written: ", previous.status().message(),
+                      "; the file is reloaded as it is"));
+    round_->config.reset();
+    Presync();
+    return;
+  }
   if (!previous.ok()) {
     Finish(ReloadResult::kFailed, absl::InternalError(previous.status().message()));
     return;
@@ -621,6 +730,12 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
   }
   if (result == ReloadResult::kSucceeded && round->config_written) {
     RefreshConfigWarnings(*round->config);
+  }
+  if (result == ReloadResult::kSucceeded && round->servers_seq.has_value()) {
+    servers_in_config_seq_ = round->servers_seq;
+    servers_not_written_.clear();
+  } else if (result == ReloadResult::kSucceeded && !round->servers_problem.empty()) {
+    servers_not_written_ = round->servers_problem;
   }
   record.id = round->id;
   record.trigger = ReloadTrigger::kApi;

@@ -13,7 +13,12 @@
 //              reload) the round waits for it, within unreachable_grace; a master never reached
 //              that refuses connections, or one away for longer, ends the round at once with
 //              Unavailable and the socket error (master_gate.h). Checked again before step 6.
-//   1. check   with --haproxy-binary: `haproxy -c -f` on the new configuration (or the current
+//   1. servers with --write-servers: the desired servers are written into the configuration
+//              (the one given, else the file's), so the new worker is born holding them
+//              (plan/server_lines.h); when only that changed the file, a configuration
+//              `haproxy -c` rejects or a file hawk cannot replace is noted and the file is
+//              reloaded as it is.
+//      check   with --haproxy-binary: `haproxy -c -f` on the new configuration (or the current
 //              file when none was given); a rejected configuration ends the round, nothing
 //              written, HAProxy untouched.
 //   2. write   the new configuration atomically to --haproxy-config, the previous one kept in
@@ -76,6 +81,9 @@ struct ReloaderOptions {
   // HAProxy loaded from a file inside table_files_dir is written to it (plan/table_file.h), so
   // that the new worker is born holding it.
   bool write_table_files = true;
+  // --write-servers: each round writes the desired servers into the configuration it reloads
+  // (plan/server_lines.h), so that the new worker is born holding them.
+  bool write_servers = true;
   // --table-files-dir (default: the directory of --haproxy-config), with --state-dir excluded.
   // Null: no table file is written, and each reload's log says why: no_table_files_dir.
   std::shared_ptr<const store::ConfinedDir> table_files_dir;
@@ -164,6 +172,10 @@ class Reloader {
   // Advice on the configuration file (parse/haproxy_config.h), refreshed at start and after
   // every configuration hawk writes. Empty without --haproxy-config.
   const std::vector<std::string>& config_warnings() const { return config_warnings_; }
+  // config_warnings(), and what the configuration lacks for a worker to be born holding the
+  // desired servers: --write-servers off, the last write that failed, or servers changed since
+  // the last reload through hawk wrote them (a reload made elsewhere starts from the file).
+  std::vector<std::string> Warnings() const;
 
  private:
   struct Pending {
@@ -185,6 +197,9 @@ class Reloader {
   // be (master_gate.h).
   void AwaitMaster(std::function<void()> then);
   MasterView ViewOfMaster();
+  // --write-servers: the round's configuration (the one given, else the file) with the desired
+  // servers written in becomes the configuration the round writes.
+  void WriteServersIntoConfig();
   void Check();
   void OnChecked(uv::ProcessResult result);
   void WriteConfig();
@@ -226,6 +241,11 @@ class Reloader {
   std::deque<ReloadRecord> history_;
   ReloadCounters counters_;
   std::vector<std::string> config_warnings_;
+  // The reconciler's latest_server_seq() whose servers the file held after the last successful
+  // reload through hawk (nullopt: none since hawk started), and why the last one could not write
+  // them (empty: it could).
+  absl::optional<uint64_t> servers_in_config_seq_;
+  std::string servers_not_written_;
   // The map and ACL files as hawk last wrote them (WriteTableFiles): a file that still looks so
   // and whose table has not changed since is not written again.
   struct WrittenFile {

@@ -34,6 +34,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The fields of a ReloadResponse / ReloadRecord the tests read.
 struct ReloadView {
@@ -409,6 +410,111 @@ TEST_F(ReloadTest, TheServerStateFileSeedsTheNewWorkerFromItsFirstRequest) {
       EXPECT_EQ(it->second, "B\n");
     }
   }
+}
+
+// The slot model of ingress controllers: every slot of a `server-template … disabled` is set at
+// runtime. A reload through hawk writes the desired servers into the configuration, so a worker
+// born from it holds them from its first request: shown here with a worker born after hawk has
+// gone, which nobody seeds.
+TEST_F(ReloadTest, AWorkerBornFromTheConfigurationHawkWroteHoldsTheDesiredServers) {
+  std::string config = absl::StrCat(
+      "global\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 30s\n"
+      "    timeout server 30s\nfrontend fe\n    bind 127.0.0.1:",
+      frontend_port_,
+      "\n    default_backend be_app\nbackend be_app\n    balance roundrobin\n"
+      "    server-template s 1-3 127.0.0.1:1 disabled\n");
+  StartHaproxy(config);
+  StartHawk();
+  std::string desired = absl::StrCat(
+      R"({"version":"v1","backends":[{"name":"be_app","servers":[)",
+      R"({"name":"s1","address":"127.0.0.1","port":)", backend_b_->port(),
+      R"(,"weight":5,"state":"READY"},)", R"({"name":"s2","address":"127.0.0.1","port":)",
+      backend_b_->port(), R"(,"state":"READY"},)", R"({"name":"s3","address":"127.0.0.1","port":)",
+      backend_a_->port(), R"(,"state":"MAINT"}]}]})");
+  HttpResult put = hawk_->Put("/v1/state", desired);
+  ASSERT_EQ(put.status, 200) << put.body;
+  ASSERT_EQ(Fetch(Frontend(), "GET", "/").body, "B\n");
+  // The advice: the file does not hold them yet.
+  EXPECT_THAT(hawk_->Get("/v1/workers").body, HasSubstr("servers: not written by hawk since it "
+                                                        "started into "));
+
+  HttpResult reload = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(reload.status, 200) << reload.body << hawk_->LogTail();
+  EXPECT_THAT(hawk_->Get("/v1/workers").body, Not(HasSubstr("servers: ")));
+  EXPECT_THAT(ParseReloadResponse(reload.body).log,
+              HasSubstr("servers: 3 of 3 managed servers written into the configuration (1 "
+                        "server-template expanded)"));
+  std::string written = ReadFile(haproxy_->config_path());
+  EXPECT_THAT(written, HasSubstr("# hawk --write-servers: expanded server-template s 1-3 "
+                                 "127.0.0.1:1 disabled\n"));
+  EXPECT_THAT(written, HasSubstr(absl::StrCat("    server s1 127.0.0.1:", backend_b_->port(),
+                                              " weight 5\n")));
+
+  // A change after the reload: the file lacks it, and the advice says so.
+  std::string weight_6 = desired;
+  weight_6.replace(weight_6.find(R"("weight":5)"), 10, R"("weight":6)");
+  ASSERT_EQ(hawk_->Put("/v1/state", weight_6).status, 200);
+  EXPECT_THAT(hawk_->Get("/v1/workers").body,
+              HasSubstr("servers: changed since the last reload through hawk wrote them into "));
+  ASSERT_EQ(hawk_->Put("/v1/state", desired).status, 200);
+
+  // hawk gone, HAProxy reloaded from the file: the new worker holds the desired servers.
+  hawk_.reset();
+  int old_worker = haproxy_->CurrentWorkerPid();
+  ASSERT_TRUE(haproxy_->ReloadViaSignal());
+  int born = haproxy_->WaitForNewWorker(old_worker, seconds(5));
+  ASSERT_GT(born, 0);
+  for (const char* slot : {"s1", "s2"}) {
+    SCOPED_TRACE(slot);
+    ServerRow row = ReadServerRow(haproxy_->master_socket(), born, "be_app", slot);
+    EXPECT_EQ(row.address, "127.0.0.1");
+    EXPECT_EQ(row.port, backend_b_->port());
+    EXPECT_EQ(row.admin, 0);
+  }
+  EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), born, "be_app", "s1").weight, 5);
+  ServerRow s3 = ReadServerRow(haproxy_->master_socket(), born, "be_app", "s3");
+  EXPECT_EQ(s3.port, backend_a_->port());
+  EXPECT_NE(s3.admin & 0x04, 0) << "s3 is not in configuration maintenance";
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(Fetch(Frontend(), "GET", "/").body, "B\n");
+}
+
+// A configuration reached through a symbolic link (a mounted ConfigMap) is never replaced to
+// write the servers in: the reload goes on with the file as it is, and says so.
+TEST_F(ReloadTest, ServersAreNotWrittenThroughASymlinkedConfiguration) {
+  std::string config = absl::StrCat(
+      "global\ndefaults\n    mode http\n    timeout connect 1s\n    timeout client 30s\n"
+      "    timeout server 30s\nfrontend fe\n    bind 127.0.0.1:",
+      frontend_port_,
+      "\n    default_backend be_app\nbackend be_app\n    server-template s 1-2 127.0.0.1:1 "
+      "disabled\n");
+  StartHaproxy(config);
+  // HAProxy reads the file through the link from now on (the master re-executes with its path).
+  std::string target = dir_.File("configmap-haproxy.cfg");
+  WriteFile(target, config);
+  ASSERT_EQ(::unlink(haproxy_->config_path().c_str()), 0);
+  ASSERT_EQ(::symlink(target.c_str(), haproxy_->config_path().c_str()), 0);
+  StartHawk();
+  ASSERT_EQ(hawk_
+                ->Put("/v1/state",
+                      absl::StrCat(R"({"backends":[{"name":"be_app","servers":[{"name":"s1",)",
+                                   R"("address":"127.0.0.1","port":)", backend_b_->port(),
+                                   R"(,"state":"READY"}]}]})"))
+                .status,
+            200);
+  HttpResult reload = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(reload.status, 200) << reload.body << hawk_->LogTail();
+  EXPECT_THAT(ParseReloadResponse(reload.body).log,
+              HasSubstr("is a symbolic link (a mounted ConfigMap's?), which hawk does not replace; "
+                        "the file is reloaded as it is"));
+  struct stat st;
+  ASSERT_EQ(::lstat(haproxy_->config_path().c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(ReadFile(target), config);
+  EXPECT_THAT(hawk_->Get("/v1/workers").body,
+              HasSubstr("servers: the last reload through hawk could not write the desired "
+                        "servers into "));
+  // The new worker got them from hawk all the same.
+  EXPECT_TRUE(WaitUntil([&] { return Fetch(Frontend(), "GET", "/").body == "B\n"; }, seconds(5)));
 }
 
 TEST_F(ReloadTest, AnExternalReloadIsRecordedAndItsWorkerSeeded) {

@@ -212,6 +212,9 @@ TEST_F(RegistryWithGraceTest, ACloseRightAfterARelayToALeavingWorkerCountsALostS
   ASSERT_NE(exiting, nullptr);
   EXPECT_TRUE(absl::StrContains(exiting->not_relayed, "exiting")) << exiting->not_relayed;
   EXPECT_EQ(registry_->Snapshot().master_cli.slots_lost, 1);
+  std::string code, detail;
+  EXPECT_TRUE(registry_->Ready(&code, &detail)) << detail;
+  EXPECT_TRUE(absl::StrContains(detail, "the master CLI keeps 1 slot(s)")) << detail;
 
   master_->set_cut_hook(nullptr);
   master_->Reload(kThirdPid);  // a re-execution frees every session
