@@ -12,7 +12,8 @@
 // origin, hawk; a PUT of every slot s1..sN -> the origin, READY, until every worker holds it; then
 // C clients each opening a new connection per request (so each request meets whichever worker
 // listens at that moment) while K reloads go ~interval apart, each waited for. A failure is a
-// non-2xx or a transport error. The run ends once the last new worker holds the desired state.
+// non-2xx or a transport error. The run ends once the last new worker serves every slot, by
+// HAProxy's own `show servers state` (hawk's report may take longer to say so).
 //
 // Modes:
 //   kBaseline  hawk --write-servers=false, reloads through hawk (POST /v1/reload): hawk seeds
@@ -57,6 +58,10 @@ struct BornWithReload {
   double duration_ms = 0;  // sent -> answered (through hawk) or the new worker listed (external)
   int64_t requests = 0;    // from this reload's start to the next one's (or the end)
   int64_t failures = 0;
+  // From the first to the last failure of that window: how long requests met a worker without
+  // servers. A 503 comes back at once and the clients send the next request at once, so
+  // `failures` grows with the clients' speed; the gap does not.
+  double gap_ms = 0;
 };
 
 struct BornWithResult {
@@ -67,9 +72,11 @@ struct BornWithResult {
   std::map<std::string, int64_t> failures_by_kind;  // "status_503", "connect_refused", …
   std::vector<std::string> failure_events;          // the load client's first failure lines
   std::vector<BornWithReload> reloads;
-  double seed_ms = 0;          // the PUT of every slot sent -> every worker holds it
-  double last_in_sync_ms = 0;  // the last reload's end -> its new worker holds the state
-  double case_seconds = 0;     // the whole case, start to stop
+  double max_gap_ms = 0;  // the longest gap of a reload
+  // "Serves" below is HAProxy's own view (`show servers state`): address, port, no maintenance.
+  double seed_ms = 0;         // the PUT of every slot sent -> the worker serves every slot
+  double last_served_ms = 0;  // the last reload's window -> its new worker serves every slot
+  double case_seconds = 0;    // the whole case, start to stop
 };
 
 BornWithResult RunBornWith(const BornWithOptions& options);

@@ -160,6 +160,23 @@ int64_t LoadProcess::FailuresNotOn(int current_pid, std::vector<std::string>* ev
   return count;
 }
 
+std::vector<double> LoadProcess::FailureTimesMs() const {
+  std::vector<double> times;
+  std::string text = ReadFile(events_path_);
+  simdjson::dom::parser parser;
+  for (size_t pos = 0, end; (end = text.find('\n', pos)) != std::string::npos; pos = end + 1) {
+    simdjson::dom::object o;
+    std::string_view kind;
+    double t = 0;
+    if (parser.parse(text.data() + pos, end - pos).get(o) == simdjson::SUCCESS &&
+        o["kind"].get(kind) == simdjson::SUCCESS && kind == "failure" &&
+        o["t_ms"].get(t) == simdjson::SUCCESS) {
+      times.push_back(t);
+    }
+  }
+  return times;
+}
+
 int64_t MonotonicMs(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }

@@ -61,6 +61,8 @@ class LoadProcess {
   // (when not null).
   static constexpr size_t kMaxFailureEvents = 5;
   int64_t FailuresNotOn(int current_pid, std::vector<std::string>* events);
+  // When each failure logged so far happened (t_ms, CLOCK_MONOTONIC ms), in order.
+  std::vector<double> FailureTimesMs() const;
 
  private:
   std::unique_ptr<hawk::testing::Subprocess> process_;
