@@ -4,11 +4,15 @@
 //
 //   build/default/bench/zero_downtime [--cycles N] [--variants 'grace 1s,recommended,...']
 //                                     [--haproxy all | --haproxy LABEL[=PATH][,LABEL[=PATH]...]]
-//                                     [--manifest FILE] [--connections C] [--seed S]
+//                                     [--manifest FILE] [--connections C]
+//                                     [--one-shot-connections K] [--seed S]
 //                                     [--min-flip-ms MS] [--results bench/RESULTS.md] [--verbose]
 //
 // --variants: names from StandardVariants() (default, grace 1s, idle-close-on-response,
-//   close-spread-time 1s, recommended), comma-separated; default: all of them.
+//   close-spread-time 1s, recommended, grace 1s + slots), comma-separated; default: all of them.
+// --one-shot-connections: K load clients beside the C keep-alive ones, each request on a new
+//   connection (default 0); they meet a new worker first, which the slot model needs to show
+//   a worker born without its servers (issue 26).
 // --haproxy: the HAProxy versions to run against.
 //   all                every "<label> <binary>" line of the manifest, in its order;
 //   LABEL=PATH,...     these binaries, labelled so in the table;
@@ -93,6 +97,7 @@ bool ReplaceSection(const std::string& path, const std::string& section) {
 int main(int argc, char** argv) {
   int cycles = 500;
   int connections = 16;
+  int one_shot_connections = 0;
   unsigned seed = 1;
   int min_flip_ms = 0;
   bool verbose = false;
@@ -108,6 +113,8 @@ int main(int argc, char** argv) {
       cycles = std::atoi(value().c_str());
     } else if (arg == "--connections") {
       connections = std::atoi(value().c_str());
+    } else if (arg == "--one-shot-connections") {
+      one_shot_connections = std::atoi(value().c_str());
     } else if (arg == "--seed") {
       seed = static_cast<unsigned>(std::strtoul(value().c_str(), nullptr, 10));
     } else if (arg == "--min-flip-ms") {
@@ -126,7 +133,8 @@ int main(int argc, char** argv) {
       std::fprintf(stderr,
                    "usage: zero_downtime [--cycles N] [--variants a,b] "
                    "[--haproxy all|LABEL[=PATH],...] [--manifest FILE] [--connections C] "
-                   "[--seed S] [--min-flip-ms MS] [--results FILE] [--verbose]\n");
+                   "[--one-shot-connections K] [--seed S] [--min-flip-ms MS] [--results FILE] "
+                   "[--verbose]\n");
       return 2;
     }
   }
@@ -175,6 +183,7 @@ int main(int argc, char** argv) {
         options.haproxy_binary = haproxy.binary;
         options.cycles = cycles;
         options.connections = connections;
+        options.one_shot_connections = one_shot_connections;
         options.seed = seed;
         options.min_flip_delay_ms = min_flip_ms;
         options.verbose = verbose;

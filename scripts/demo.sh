@@ -2,7 +2,8 @@
 # hawk's demo: a local HAProxy in master-worker mode with backends, hawk beside it, the desired
 # state pushed to every worker, a reload with a request in flight and the per-worker report
 # before, during and after; then the zero-downtime race in miniature (a few cycles of the
-# baseline and of hawk under load, and the table). Installs what is missing, builds, runs, and
+# baseline and of hawk under load, and the table), also in the slot model (server-template
+# slots hawk sets at runtime, issue 26). Installs what is missing, builds, runs, and
 # stops everything it started.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -116,5 +117,12 @@ echo " reload, once the new worker has taken over; baseline = updates to the cur
 echo " hawk = every worker; grace 1s)"
 "$build/bench/zero_downtime" --cycles "${HAWK_DEMO_CYCLES:-4}" --variants "grace 1s" \
   --min-flip-ms 150 2>/dev/null |
+  sed -n '/^| HAProxy | variant/,/^$/p'
+step "the same race in the slot model (issue 26): SRV_1 is a server-template slot only hawk sets"
+echo "(\`server-template SRV_ 1-2 192.0.2.1:80 disabled\`, as ingress controllers declare backends;"
+echo " 4 more clients open a new connection per request, so they meet each new worker first: it"
+echo " serves SRV_1 at once because hawk wrote it into the configuration before the reload)"
+"$build/bench/zero_downtime" --cycles "${HAWK_DEMO_CYCLES:-4}" --variants "grace 1s + slots" \
+  --min-flip-ms 150 --one-shot-connections 4 2>/dev/null |
   sed -n '/^| HAProxy | variant/,/^$/p'
 step "done; stopping everything"

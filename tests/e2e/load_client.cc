@@ -96,7 +96,10 @@ struct Conn {
 // the whole run; Stop() closes its timer and connection before the loop runs dry.
 class Slot {
  public:
-  Slot(LoadClient* client, int id, bool prober) : client_(client), id_(id), prober_(prober) {}
+  // A load slot (`prober` false) sends back to back, on a new connection per request when
+  // `one_shot`; the prober once per interval.
+  Slot(LoadClient* client, int id, bool prober, bool one_shot)
+      : client_(client), id_(id), prober_(prober), one_shot_(one_shot) {}
   Slot(const Slot&) = delete;
   Slot& operator=(const Slot&) = delete;
 
@@ -115,6 +118,7 @@ class Slot {
   static void OnTimer(uv_timer_t* timer);
 
   void BeginRequest();
+  const uv_buf_t& request() const;
   // Sends the outstanding request on the current connection, or on a new one.
   void Dispatch();
   void Complete(Conn* conn, bool reusable);
@@ -126,6 +130,7 @@ class Slot {
   LoadClient* client_;
   int id_;
   bool prober_;
+  bool one_shot_;
   uv_timer_t timer_{};  // prober: the interval; load: the pause after a transport failure
   Conn* conn_ = nullptr;
   bool opened_any_ = false;  // a connection was opened before: the next one is a reconnect
@@ -149,6 +154,8 @@ class LoadClient {
   const LoadClientOptions& options() const { return options_; }
   const sockaddr* address() const { return reinterpret_cast<const sockaddr*>(&address_); }
   const uv_buf_t& request() const { return request_buf_; }
+  // The same request with `Connection: close` (one-shot load clients).
+  const uv_buf_t& closing_request() const { return closing_request_buf_; }
   LoadStats& stats() { return stats_; }
   bool stopping() const { return stopping_; }
 
@@ -169,6 +176,8 @@ class LoadClient {
   sockaddr_in address_{};
   std::string request_text_;
   uv_buf_t request_buf_{};
+  std::string closing_request_text_;
+  uv_buf_t closing_request_buf_{};
   LoadStats stats_;
   std::FILE* events_ = nullptr;
   std::vector<std::unique_ptr<Slot>> slots_;
@@ -364,9 +373,13 @@ void Slot::BeginRequest() {
   Dispatch();
 }
 
+const uv_buf_t& Slot::request() const {
+  return one_shot_ ? client_->closing_request() : client_->request();
+}
+
 void Slot::Dispatch() {
   if (conn_ != nullptr && !conn_->write_in_flight) {
-    int rc = conn_->WriteRequest(client_->request());
+    int rc = conn_->WriteRequest(request());
     if (rc != 0) OnEnd(conn_, rc);
     return;
   }
@@ -380,7 +393,7 @@ void Slot::Dispatch() {
 
 void Slot::OnConnected(Conn* conn) {
   if (!outstanding_) return;
-  int rc = conn->WriteRequest(client_->request());
+  int rc = conn->WriteRequest(request());
   if (rc != 0) OnEnd(conn, rc);
 }
 
@@ -413,7 +426,7 @@ void Slot::Complete(Conn* conn, bool reusable) {
   int status = conn->status;
   int64_t pid = conn->pid;
   client_->stats().RecordResponse(prober_, status, pid, latency_us);
-  if (reusable && conn->keep_alive && !conn->write_in_flight) {
+  if (reusable && conn->keep_alive && !conn->write_in_flight && !one_shot_) {
     llhttp_reset(&conn->parser);
   } else {
     DropConn();  // the next request opens a new connection (a reconnect, not an error)
@@ -541,9 +554,14 @@ bool LoadClient::Start() {
     }
     request_text_ += header + "\r\n";
   }
+  closing_request_text_ = request_text_ + "Connection: close\r\n\r\n";
   request_text_ += "\r\n";
   request_buf_ = uv_buf_init(request_text_.data(), static_cast<unsigned int>(request_text_.size()));
-  if (options_.connections < 0 || (options_.connections == 0 && options_.prober_interval_ms == 0)) {
+  closing_request_buf_ = uv_buf_init(closing_request_text_.data(),
+                                     static_cast<unsigned int>(closing_request_text_.size()));
+  if (options_.connections < 0 || options_.one_shot_connections < 0 ||
+      (options_.connections == 0 && options_.one_shot_connections == 0 &&
+       options_.prober_interval_ms == 0)) {
     std::fprintf(stderr, "hawk_load_client: nothing to do (no connections, no prober)\n");
     return false;
   }
@@ -574,11 +592,12 @@ bool LoadClient::Start() {
       std::max<uint64_t>(1, std::min<uint64_t>(50, options_.request_timeout_ms / 4));
   uv_timer_start(&sweep_timer_, &OnSweep, sweep_ms, sweep_ms);
 
-  for (int i = 0; i < options_.connections; ++i) {
-    slots_.push_back(std::make_unique<Slot>(this, i, false));
+  int load_slots = options_.connections + options_.one_shot_connections;
+  for (int i = 0; i < load_slots; ++i) {
+    slots_.push_back(std::make_unique<Slot>(this, i, false, i >= options_.connections));
   }
   if (options_.prober_interval_ms > 0) {
-    slots_.push_back(std::make_unique<Slot>(this, options_.connections, true));
+    slots_.push_back(std::make_unique<Slot>(this, load_slots, true, false));
   }
   for (auto& slot : slots_) slot->Start();
   return true;

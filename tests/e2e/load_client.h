@@ -23,6 +23,10 @@ struct LoadClientOptions {
   // Pause of a load connection after a transport failure, so that a refused port does not turn
   // into a busy loop of connect attempts.
   uint64_t failure_backoff_ms = 10;
+  // Load clients beside `connections` that send each request on a new connection, with
+  // `Connection: close` (one-shot clients: scripts, health checkers, HTTP/1.0): each request is
+  // accepted by whichever worker listens at that moment, so none stays on a leaving worker.
+  int one_shot_connections = 0;
 };
 
 // Runs the load until the duration elapses or SIGTERM/SIGINT, printing a one-line JSON summary

@@ -4,7 +4,7 @@
 //   hawk_load_client --target 127.0.0.1:PORT [--path /] [--connections 16]
 //                    [--prober-interval-ms 200] [--duration-ms 0] [--events FILE]
 //                    [--header 'Name: value']... [--request-timeout-ms 5000]
-//                    [--failure-backoff-ms 10]
+//                    [--failure-backoff-ms 10] [--one-shot-connections 0]
 //
 // Each of the C connections sends `GET PATH HTTP/1.1` and waits for the whole response before
 // the next one (no pipelining); the prober sends one request per interval on its own keep-alive
@@ -12,6 +12,8 @@
 // resent once on a new connection (counted in "retries", not a failure). Failures: non-2xx, and
 // transport errors (refused or reset connects, EOF or reset mid-response or before any byte on a
 // new connection, a resent request failing again, --request-timeout-ms).
+// --one-shot-connections K: K more load clients, each sending every request on a new connection
+// with `Connection: close` (nothing of theirs is ever resent: no connection is reused).
 //
 // Runs for --duration-ms (0: until SIGTERM/SIGINT), then prints one line of JSON on stdout:
 //   {"requests":…,"ok":…,"failures":…,"failures_by_kind":{"connect_refused":…,"eof":…,
@@ -39,7 +41,7 @@ int Usage() {
                "usage: hawk_load_client --target IPV4:PORT [--path /] [--connections 16]\n"
                "         [--prober-interval-ms 200] [--duration-ms 0] [--events FILE]\n"
                "         [--header 'Name: value']... [--request-timeout-ms 5000]\n"
-               "         [--failure-backoff-ms 10]\n");
+               "         [--failure-backoff-ms 10] [--one-shot-connections 0]\n");
   return 2;
 }
 
@@ -77,6 +79,8 @@ int main(int argc, char** argv) {
       options.duration_ms = number;
     } else if (arg == "--request-timeout-ms" && number > 0) {
       options.request_timeout_ms = number;
+    } else if (arg == "--one-shot-connections" && number <= 100000) {
+      options.one_shot_connections = static_cast<int>(number);
     } else if (arg == "--failure-backoff-ms") {
       options.failure_backoff_ms = number;
     } else {

@@ -1,21 +1,19 @@
 #include "tests/e2e/scenario.h"
 
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <sstream>
 #include <thread>
 
 #include "simdjson.h"
+#include "tests/e2e/scenario_processes.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
 #include "tests/support/master_cli.h"
-#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_until.h"
 
@@ -26,19 +24,11 @@ using hawk::testing::HaproxyProcess;
 using hawk::testing::HawkProcess;
 using hawk::testing::HttpResult;
 using hawk::testing::MasterCli;
-using hawk::testing::ReadFile;
-using hawk::testing::Subprocess;
-using hawk::testing::SubprocessOptions;
 using hawk::testing::TempDir;
 using hawk::testing::WaitUntil;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
-
-size_t FileSize(const std::string& path) {
-  struct stat st;
-  return ::stat(path.c_str(), &st) == 0 ? static_cast<size_t>(st.st_size) : 0;
-}
 
 // How long an origin keeps the connections it already has after SIGTERM (hawk_e2e_backend's
 // --lame-duck-ms): every request on them gets `Connection: close`, so each worker moves off A one
@@ -48,158 +38,6 @@ size_t FileSize(const std::string& path) {
 // not stale state. New connects to A still fail at once, and they are what stale state sends.
 // The flip comes after the reload, so A's lame duck outlasts a leaving worker's `grace 1s`.
 constexpr int kOriginLameDuckMs = 1000;
-
-// An hawk_e2e_backend process: the origin a server of the scenario points at.
-struct Origin {
-  std::unique_ptr<Subprocess> process;
-  int port = -1;
-};
-
-Origin StartOrigin(const TempDir& dir, const std::string& binary, const std::string& name,
-                   std::string* error) {
-  Origin origin;
-  SubprocessOptions options;
-  options.argv = {binary,
-                  "--listen",
-                  "127.0.0.1:0",
-                  "--name",
-                  name,
-                  "--lame-duck-ms",
-                  std::to_string(kOriginLameDuckMs)};
-  options.stdout_path = dir.File("origin-" + name + ".log");
-  options.stderr_path = options.stdout_path;
-  origin.process = Subprocess::Spawn(options, error);
-  if (!origin.process) return origin;
-  constexpr const char* kReady = "listening on 127.0.0.1:";
-  bool up =
-      WaitUntil([&] { return ReadFile(options.stdout_path).find(kReady) != std::string::npos; },
-                seconds(5), milliseconds(1));
-  std::string text = ReadFile(options.stdout_path);
-  size_t at = text.find(kReady);
-  if (!up || at == std::string::npos) {
-    *error = "origin " + name + " did not start: " + text;
-    origin.process.reset();
-    return origin;
-  }
-  origin.port = std::atoi(text.c_str() + at + std::string(kReady).size());
-  return origin;
-}
-
-struct LoadSummary {
-  bool ok = false;
-  int64_t requests = 0, failures = 0, retries = 0;
-  double rps = 0, p99_ms = 0;
-};
-
-LoadSummary ParseSummary(const std::string& line) {
-  LoadSummary s;
-  simdjson::dom::parser parser;
-  simdjson::dom::object o;
-  if (parser.parse(line).get(o) != simdjson::SUCCESS) return s;
-  int64_t n = 0;
-  double d = 0;
-  if (o["requests"].get(n) == simdjson::SUCCESS) s.requests = n;
-  if (o["failures"].get(n) == simdjson::SUCCESS) s.failures = n;
-  if (o["retries"].get(n) == simdjson::SUCCESS) s.retries = n;
-  if (o["rps"].get(d) == simdjson::SUCCESS) s.rps = d;
-  if (o.at_pointer("/latency_ms/p99").get(d) == simdjson::SUCCESS) s.p99_ms = d;
-  s.ok = true;
-  return s;
-}
-
-// hawk_load_client as a child process; its summaries are read from its stdout file.
-class Load {
- public:
-  bool Start(const TempDir& dir, const ScenarioOptions& options, int port, std::string* error) {
-    stdout_path_ = dir.File("load.out");
-    events_path_ = dir.File("load.events");
-    SubprocessOptions sub;
-    sub.argv = {options.load_client_binary,
-                "--target",
-                "127.0.0.1:" + std::to_string(port),
-                "--connections",
-                std::to_string(options.connections),
-                "--prober-interval-ms",
-                std::to_string(options.prober_interval_ms),
-                "--events",
-                events_path_};
-    sub.stdout_path = stdout_path_;
-    sub.stderr_path = dir.File("load.err");
-    process_ = Subprocess::Spawn(sub, error);
-    if (!process_) return false;
-    // SIGUSR1 kills the client until its handler is in place (SigCgt bit 10).
-    std::string status_path = "/proc/" + std::to_string(process_->pid()) + "/status";
-    bool ready = WaitUntil(
-        [&] {
-          std::string status = ReadFile(status_path);
-          size_t at = status.find("SigCgt:");
-          if (at == std::string::npos) return false;
-          uint64_t mask = std::strtoull(status.c_str() + at + 7, nullptr, 16);
-          return (mask & (1ull << (SIGUSR1 - 1))) != 0;
-        },
-        seconds(5), milliseconds(1));
-    if (!ready) *error = "the load client did not start: " + ReadFile(sub.stderr_path);
-    return ready;
-  }
-
-  // The summary of the run so far (SIGUSR1, then the new line on stdout).
-  LoadSummary Snapshot() {
-    size_t before = FileSize(stdout_path_);
-    if (!process_->Signal(SIGUSR1)) return {};
-    std::string line;
-    WaitUntil(
-        [&] {
-          std::string text = ReadFile(stdout_path_);
-          if (text.size() <= before || text.back() != '\n') return false;
-          line = text.substr(before);
-          return true;
-        },
-        seconds(5), milliseconds(1));
-    return ParseSummary(line);
-  }
-
-  // Stops the load; its final summary.
-  LoadSummary Finish() {
-    size_t before = FileSize(stdout_path_);
-    process_->Signal(SIGTERM);
-    process_->WaitExit(seconds(10));
-    std::string text = ReadFile(stdout_path_);
-    return text.size() > before ? ParseSummary(text.substr(before)) : LoadSummary{};
-  }
-
-  // Failures logged since the last call whose X-Pid is not `current_pid`; the first
-  // kMaxFailureEvents failure lines of any worker go to `*events` (when not null).
-  int64_t FailuresNotOn(int current_pid, std::vector<std::string>* events) {
-    constexpr size_t kMaxFailureEvents = 5;
-    std::string text = ReadFile(events_path_);
-    int64_t count = 0;
-    size_t pos = events_offset_;
-    simdjson::dom::parser parser;
-    while (pos < text.size()) {
-      size_t end = text.find('\n', pos);
-      if (end == std::string::npos) break;  // a line still being written
-      std::string line = text.substr(pos, end - pos);
-      simdjson::dom::object o;
-      std::string_view kind;
-      int64_t pid = 0;
-      if (parser.parse(line).get(o) == simdjson::SUCCESS &&
-          o["kind"].get(kind) == simdjson::SUCCESS && kind == "failure") {
-        if (events != nullptr && events->size() < kMaxFailureEvents) {
-          events->push_back(std::move(line));
-        }
-        if (o["pid"].get(pid) == simdjson::SUCCESS && pid != 0 && pid != current_pid) ++count;
-      }
-      pos = end + 1;
-    }
-    events_offset_ = pos;
-    return count;
-  }
-
- private:
-  std::unique_ptr<Subprocess> process_;
-  std::string stdout_path_, events_path_;
-  size_t events_offset_ = 0;
-};
 
 std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int origin_port,
                           int cycle) {
@@ -221,11 +59,15 @@ std::string HaproxyConfig(const HaproxyVariant& variant, int frontend_port, int 
     << "    bind 127.0.0.1:" << frontend_port << "\n"
     << "    http-after-response set-header X-Pid %pid\n"
     << "    default_backend be\n"
-    << "backend be\n"
-    << "    server SRV_1 127.0.0.1:" << origin_port << "\n"
-    << "    server SRV_2 192.0.2.1:80 disabled\n"
-    // The structural change of this cycle: something only a reload can bring.
-    << "backend be_cycle_" << cycle << "\n"
+    << "backend be\n";
+  if (variant.slots) {
+    c << "    server-template SRV_ 1-2 192.0.2.1:80 disabled\n";
+  } else {
+    c << "    server SRV_1 127.0.0.1:" << origin_port << "\n"
+      << "    server SRV_2 192.0.2.1:80 disabled\n";
+  }
+  // The structural change of this cycle: something only a reload can bring.
+  c << "backend be_cycle_" << cycle << "\n"
     << "    server s1 127.0.0.1:" << origin_port << " disabled\n";
   return c.str();
 }
@@ -258,19 +100,6 @@ int ReportScore(const std::string& json) {
   return score;
 }
 
-int NewWorkerPid(const std::string& reload_body) {
-  simdjson::dom::parser parser;
-  int64_t pid = 0;
-  if (parser.parse(reload_body)["newWorkerPid"].get(pid) != simdjson::SUCCESS) return 0;
-  return static_cast<int>(pid);
-}
-
-// A steady_clock time in ms on CLOCK_MONOTONIC, the clock of the load client's t_ms (libstdc++'s
-// steady_clock reads CLOCK_MONOTONIC).
-int64_t MonotonicMs(Clock::time_point t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
-
 }  // namespace
 
 const char* ModeName(Mode mode) { return mode == Mode::kHawk ? "hawk" : "baseline"; }
@@ -283,6 +112,7 @@ std::vector<HaproxyVariant> StandardVariants() {
       {"close-spread-time 1s", "    close-spread-time 1s\n", ""},
       {"recommended", "    grace 1s\n    hard-stop-after 30s\n",
        "    option idle-close-on-response\n"},
+      {"grace 1s + slots", "    grace 1s\n", "", /*slots=*/true},
   };
 }
 
@@ -296,20 +126,16 @@ HaproxyVariant VariantNamed(const std::string& name) {
 
 void FillBinaries(ScenarioOptions* options, const std::string& default_hawk,
                   const std::string& default_backend, const std::string& default_load_client) {
-  auto from_env = [](const char* name, const std::string& fallback) {
-    const char* value = std::getenv(name);
-    return value != nullptr && *value != '\0' ? std::string(value) : fallback;
-  };
-  options->hawk_binary = from_env("HAWK_BINARY", default_hawk);
-  options->backend_binary = from_env("HAWK_E2E_BACKEND", default_backend);
-  options->load_client_binary = from_env("HAWK_LOAD_CLIENT", default_load_client);
+  options->hawk_binary = ProgramFromEnv("HAWK_BINARY", default_hawk);
+  options->backend_binary = ProgramFromEnv("HAWK_E2E_BACKEND", default_backend);
+  options->load_client_binary = ProgramFromEnv("HAWK_LOAD_CLIENT", default_load_client);
 }
 
 ScenarioResult RunScenario(const ScenarioOptions& options) {
   ScenarioResult result;
   TempDir dir;
   std::string error;
-  Origin a = StartOrigin(dir, options.backend_binary, "origin-0", &error);
+  Origin a = StartOrigin(dir, options.backend_binary, "origin-0", kOriginLameDuckMs, &error);
   if (!a.process) {
     result.error = error;
     return result;
@@ -336,8 +162,14 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
     result.error = "initial PUT: " + std::to_string(put.status) + " " + put.body;
     return result;
   }
-  Load load;
-  if (!load.Start(dir, options, frontend_port, &error)) {
+  LoadProcess load;
+  LoadOptions load_options;
+  load_options.binary = options.load_client_binary;
+  load_options.port = frontend_port;
+  load_options.connections = options.connections;
+  load_options.one_shot_connections = options.one_shot_connections;
+  load_options.prober_interval_ms = options.prober_interval_ms;
+  if (!load.Start(dir, load_options, &error)) {
     result.error = error;
     return result;
   }
@@ -362,7 +194,8 @@ ScenarioResult RunScenario(const ScenarioOptions& options) {
     });
     // The flip, inside the reload window: B up, SRV_1 -> B everywhere hawk reaches, A gone.
     std::this_thread::sleep_until(start + milliseconds(c.flip_delay_ms));
-    Origin b = StartOrigin(dir, options.backend_binary, "origin-" + std::to_string(cycle), &error);
+    Origin b = StartOrigin(dir, options.backend_binary, "origin-" + std::to_string(cycle),
+                           kOriginLameDuckMs, &error);
     if (!b.process) {
       reloader.join();
       result.error = error;

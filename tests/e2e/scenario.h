@@ -16,7 +16,8 @@
 //
 // Load: C keep-alive connections sending back to back plus a prober every 200 ms
 // (hawk_load_client, which retries once a GET whose reused connection closed before any byte,
-// as real clients do). A failure is a non-2xx or a transport error after that retry.
+// as real clients do), and optionally one-shot clients (a new connection per request). A failure
+// is a non-2xx or a transport error after that retry.
 //
 // Everything runs in its own temp dir on free ports; every process is stopped by pid.
 
@@ -36,11 +37,16 @@ struct HaproxyVariant {
   std::string name;            // "default", "grace 1s", …
   std::string global_lines;    // e.g. "    grace 1s\n"
   std::string defaults_lines;  // e.g. "    option idle-close-on-response\n"
+  // The slot model of ingress controllers: `be` declares SRV_1 and SRV_2 as `server-template SRV_
+  // 1-2 192.0.2.1:80 disabled` placeholders instead of SRV_1 at A, so the configuration never
+  // names an origin and SRV_1 holds A only because hawk set it (the first PUT, then what hawk
+  // writes into the configuration before each reload, issue 26).
+  bool slots = false;
 };
 // default; grace 1s; idle-close-on-response; close-spread-time 1s; recommended: README.md's
 // "Recommended HAProxy settings" (global `grace 1s` and `hard-stop-after 30s`, defaults `option
 // idle-close-on-response`; `master-worker` is the -W the scenario starts HAProxy with, and the
-// optional server-state file is left out).
+// optional server-state file is left out); grace 1s + slots: `grace 1s` in the slot model.
 std::vector<HaproxyVariant> StandardVariants();
 // The variant called `name` among StandardVariants(); the first one if none is.
 HaproxyVariant VariantNamed(const std::string& name);
@@ -50,6 +56,9 @@ struct ScenarioOptions {
   HaproxyVariant variant;
   int cycles = 20;
   int connections = 16;
+  // Load clients beside `connections` that open a new connection per request: each request meets
+  // the worker that listens at that moment, so a new worker is tried the moment it takes over.
+  int one_shot_connections = 0;
   int prober_interval_ms = 200;
   // A flip before the new worker has taken over (~120 ms after the reload on this machine kind)
   // reaches the old worker while it is still current: only later flips are the race.

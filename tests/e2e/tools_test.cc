@@ -192,6 +192,30 @@ TEST(E2eToolsTest, ClientAgainstBackendHasNoFailures) {
   EXPECT_EQ(backend->exit_code(), 0) << backend->DescribeExit();
 }
 
+TEST(E2eToolsTest, OneShotConnectionsOpenOneConnectionPerRequest) {
+  TempDir dir;
+  int port = 0;
+  auto backend = StartBackend(dir, "b1", &port);
+  Summary summary;
+  RunClient(dir, port,
+            {"--duration-ms", "500", "--connections", "0", "--one-shot-connections", "4",
+             "--prober-interval-ms", "50"},
+            &summary);
+  SCOPED_TRACE(summary.text());
+  int64_t requests = summary.Get("/requests");
+  int64_t probes = summary.Get("/prober/requests");
+  EXPECT_GT(requests, 100);
+  EXPECT_EQ(summary.Get("/failures"), 0);
+  EXPECT_EQ(summary.Get("/retries"), 0);  // no connection is reused, so nothing is resent
+  // Every load request but each connection's first opened a connection; the prober kept its own.
+  // The requests in flight at the stop opened one without completing: up to 4 more.
+  int64_t reconnects = summary.Get("/reconnects");
+  EXPECT_GE(reconnects, requests - probes - 4);
+  EXPECT_LE(reconnects, requests - probes);
+  backend->Stop();
+  EXPECT_EQ(backend->exit_code(), 0) << backend->DescribeExit();
+}
+
 // Pipelining, and the graceful stop seen from a raw socket: new connects refused at once, the
 // request in progress answered with `Connection: close`, then the exit.
 // Reads until at least `size` bytes came; what came (a read error or an early EOF fails the
