@@ -85,6 +85,7 @@ struct Reloader::Round {
   // No request carried a configuration: `config` is the file with the desired servers written
   // in (--write-servers), which the round may drop to reload the file as it is.
   bool servers_only = false;
+  bool servers_given_up = false;  // the servers could not go in: the file is reloaded as it is
   // The desired servers (as of this server sequence) are in the configuration this round
   // reloads; or why they are not.
   absl::optional<uint64_t> servers_seq;
@@ -254,7 +255,7 @@ void Reloader::AwaitMaster(std::function<void()> then) {
 void Reloader::WriteServersIntoConfig() {
   const model::DesiredState* desired = reconciler_->desired();
   if (!options_.write_servers || options_.config_path.empty() || desired == nullptr ||
-      desired->server_count() == 0) {
+      desired->server_count() == 0 || round_->servers_given_up) {
     return;
   }
   std::string read;
@@ -365,7 +366,7 @@ void Reloader::OnChecked(uv::ProcessResult result) {
   std::string output(absl::StripTrailingAsciiWhitespace(result.output));
   if (!output.empty()) Note(absl::StrCat("haproxy -c:\n", output));
   if (!result.succeeded() && round_->servers_only) {
-    // The file as it is was fine before hawk wrote the servers in: reload it, and say so.
+    // The servers made the difference, or the file was broken already: check it as it is.
     round_->servers_problem = absl::StrCat("`", options_.haproxy_binary,
                                            " -c` rejected the configuration with them written in");
     round_->servers_seq.reset();
@@ -373,8 +374,9 @@ void Reloader::OnChecked(uv::ProcessResult result) {
                       "; the file is reloaded as it is"));
     round_->config.reset();
     round_->servers_only = false;
+    round_->servers_given_up = true;
     round_->check.reset();
-    WriteConfig();
+    Check();  // the file as it is, checked as any other round's
     return;
   }
   if (!result.succeeded()) {
