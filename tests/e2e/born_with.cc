@@ -14,6 +14,7 @@
 #include "tests/e2e/scenario_processes.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
+#include "tests/support/http_client.h"
 #include "tests/support/master_cli.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait_until.h"
@@ -236,8 +237,9 @@ class BornWithCase {
   // Every slot -> the origin, READY, on every worker.
   bool Seed() {
     Clock::time_point start = Clock::now();
-    HttpResult put =
-        hawk_->Put("/v1/state?timeoutMs=60000", DesiredState(options_.slots, origin_.port));
+    // HawkProcess::Put gives up after 10 s; 10,000 slots on 2.6 take 5-8 s, longer under ASan.
+    HttpResult put = hawk::testing::Fetch(hawk_->api_address(), "PUT", "/v1/state?timeoutMs=60000",
+                                          DesiredState(options_.slots, origin_.port), seconds(90));
     if (put.status != 200) {
       return Fail(absl::StrCat("PUT /v1/state: ", put.status, " ", put.body, put.error));
     }
