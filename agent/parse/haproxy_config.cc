@@ -5,7 +5,6 @@
 #include "absl/strings/str_split.h"
 
 namespace hawk::parse {
-namespace {
 
 bool IsSectionKeyword(absl::string_view word) {
   static constexpr absl::string_view kSections[] = {
@@ -17,6 +16,8 @@ bool IsSectionKeyword(absl::string_view word) {
   }
   return false;
 }
+
+namespace {
 
 // The words of a line without its comment.
 std::vector<absl::string_view> Words(absl::string_view line) {

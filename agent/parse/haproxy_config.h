@@ -27,6 +27,10 @@
 
 namespace hawk::parse {
 
+// Whether `word`, first on a line, starts a section (global, defaults, frontend, backend, listen,
+// resolvers, peers, …): the lines after it belong to that section until the next one.
+bool IsSectionKeyword(absl::string_view word);
+
 // One message per missing setting, naming the setting, where it goes and what its absence costs.
 // Empty when the configuration has them all.
 std::vector<std::string> AdviseOnConfig(absl::string_view config_text);

@@ -13,6 +13,7 @@
 #include "absl/strings/strip.h"
 #include "absl/types/optional.h"
 #include "agent/model/cli_safety.h"
+#include "agent/parse/haproxy_config.h"
 
 namespace hawk::plan {
 namespace {
@@ -63,14 +64,6 @@ Line SplitLine(absl::string_view line) {
     out.words.push_back(std::move(word));
   }
   return out;
-}
-
-bool IsSectionKeyword(absl::string_view word) {
-  static const auto* const kSections = new absl::flat_hash_set<absl::string_view>{
-      "global",      "defaults",    "frontend",  "backend", "listen", "peers",
-      "resolvers",   "userlist",    "mailers",   "program", "ring",   "cache",
-      "http-errors", "log-forward", "crt-store", "traces",  "acme",   "dynamic-update"};
-  return kSections->contains(word);
 }
 
 // `server` keywords that take one value (HAProxy 2.6 to 3.4): their value is skipped, never
@@ -262,7 +255,7 @@ class Writer {
       return;
     }
     const std::string& keyword = words.words[0].text;
-    if (IsSectionKeyword(keyword)) {
+    if (parse::IsSectionKeyword(keyword)) {
       backend_ = nullptr;
       section_.clear();
       if ((keyword == "backend" || keyword == "listen") && words.words.size() >= 2) {
