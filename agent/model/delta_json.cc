@@ -12,10 +12,10 @@
 namespace hawk::model {
 namespace {
 
-using json::array;
-using json::element;
 using json::object;
 using json::Path;
+using json::Reader;
+using json::value;
 
 void WriteSpec(const ServerSpec& spec, base::JsonWriter* w) {
   w->BeginObject();
@@ -48,87 +48,86 @@ void WriteTables(absl::string_view key, const std::vector<TableDelta>& tables, b
   w->EndArray();
 }
 
-absl::Status ParseSpec(element value, const Path& path, ServerSpec* spec) {
+absl::Status ParseSpec(Reader& r, value& spec_value, const Path& path, ServerSpec* spec) {
   object obj;
-  RETURN_IF_ERROR(json::AsObject(value, path, &obj));
-  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+  RETURN_IF_ERROR(r.AsObject(spec_value, path, &obj));
+  auto handle = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
     if (key == "address") {
       absl::string_view text;
-      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      RETURN_IF_ERROR(r.AsString(v, field, &text));
       RETURN_IF_ERROR(CheckAddress(text, field));
       spec->address = std::string(text);
     } else if (key == "state") {
       absl::string_view text;
-      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      RETURN_IF_ERROR(r.AsString(v, field, &text));
       spec->state = ServerStateFromName(text);
       if (!spec->state) return json::Error(field, "not a server state");
     } else {
       int64_t n = 0;
-      RETURN_IF_ERROR(key == "port" ? json::AsInteger(v, field, 1, 65535, &n)
-                                    : json::AsInteger(v, field, 0, 256, &n));
+      RETURN_IF_ERROR(key == "port" ? r.AsInteger(v, field, 1, 65535, &n)
+                                    : r.AsInteger(v, field, 0, 256, &n));
       (key == "port" ? spec->port : spec->weight) = static_cast<int>(n);
     }
     return absl::OkStatus();
   };
-  RETURN_IF_ERROR(json::ForEachMember(obj, path, {"address", "port", "weight", "state"}, handle));
+  RETURN_IF_ERROR(r.ForEachMember(obj, path, {"address", "port", "weight", "state"}, handle));
   if (spec->address.empty()) return json::Error(path.Field("address"), "required");
   return absl::OkStatus();
 }
 
-absl::Status ParseBackend(element value, const Path& path, BackendDelta* out) {
+absl::Status ParseBackend(Reader& r, value& backend, const Path& path, BackendDelta* out) {
   object obj;
-  RETURN_IF_ERROR(json::AsObject(value, path, &obj));
-  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+  RETURN_IF_ERROR(r.AsObject(backend, path, &obj));
+  auto handle = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
     if (key == "name") {
       absl::string_view text;
-      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      RETURN_IF_ERROR(r.AsString(v, field, &text));
       RETURN_IF_ERROR(CheckIdentifier(text, field));
       out->name = std::string(text);
       return absl::OkStatus();
     }
     if (key == "create" || key == "drop") {
-      return json::AsBool(v, field, key == "create" ? &out->create : &out->drop);
+      return r.AsBool(v, field, key == "create" ? &out->create : &out->drop);
     }
-    array servers;
-    RETURN_IF_ERROR(json::AsArray(v, field, kMaxServersPerBackend, "servers", &servers));
-    size_t i = 0;
-    for (element server : servers) {
-      Path at = field.At(i++);
+    json::List servers;
+    RETURN_IF_ERROR(r.AsArray(v, field, kMaxServersPerBackend, "servers", &servers));
+    auto server = [&](value& item, size_t, const Path& at) -> absl::Status {
       object server_obj;
-      RETURN_IF_ERROR(json::AsObject(server, at, &server_obj));
+      RETURN_IF_ERROR(r.AsObject(item, at, &server_obj));
       std::string name;
       absl::optional<ServerSpec> spec;
-      auto member = [&](std::string_view k, element sv, const Path& f) -> absl::Status {
+      auto member = [&](std::string_view k, value& sv, const Path& f) -> absl::Status {
         if (k == "name") {
           absl::string_view text;
-          RETURN_IF_ERROR(json::AsString(sv, f, &text));
+          RETURN_IF_ERROR(r.AsString(sv, f, &text));
           RETURN_IF_ERROR(CheckIdentifier(text, f));
           name = std::string(text);
           return absl::OkStatus();
         }
         spec.emplace();
-        return ParseSpec(sv, f, &*spec);
+        return ParseSpec(r, sv, f, &*spec);
       };
-      RETURN_IF_ERROR(json::ForEachMember(server_obj, at, {"name", "spec"}, member));
+      RETURN_IF_ERROR(r.ForEachMember(server_obj, at, {"name", "spec"}, member));
       if (name.empty()) return json::Error(at.Field("name"), "required");
       out->servers.emplace_back(std::move(name), std::move(spec));
-    }
-    return absl::OkStatus();
+      return absl::OkStatus();
+    };
+    return r.ForEachItem(servers, field, server);
   };
-  RETURN_IF_ERROR(json::ForEachMember(obj, path, {"name", "create", "drop", "servers"}, handle));
+  RETURN_IF_ERROR(r.ForEachMember(obj, path, {"name", "create", "drop", "servers"}, handle));
   if (out->name.empty()) return json::Error(path.Field("name"), "required");
   return absl::OkStatus();
 }
 
-absl::Status ParseStrings(element value, const Path& path, bool pairs, StringTable* out) {
-  array items;
-  RETURN_IF_ERROR(json::AsArray(value, path, 2 * kMaxMapEntries, "strings", &items));
-  size_t i = 0;
+absl::Status ParseStrings(Reader& r, value& strings, const Path& path, bool pairs,
+                          StringTable* out) {
+  json::List items;
+  RETURN_IF_ERROR(r.AsArray(strings, path, 2 * kMaxMapEntries, "strings", &items));
+  size_t count = 0;
   absl::string_view key;
-  for (element item : items) {
-    Path at = path.At(i);
+  auto read = [&](value& item, size_t i, const Path& at) -> absl::Status {
     absl::string_view text;
-    RETURN_IF_ERROR(json::AsString(item, at, &text));
+    RETURN_IF_ERROR(r.AsString(item, at, &text));
     RETURN_IF_ERROR(CheckEntryText(text, at));
     if (!pairs) {
       out->Set(text, "");
@@ -137,31 +136,32 @@ absl::Status ParseStrings(element value, const Path& path, bool pairs, StringTab
     } else {
       out->Set(key, text);
     }
-    ++i;
-  }
-  if (pairs && i % 2 != 0) return json::Error(path, "must hold key, value pairs");
+    count = i + 1;
+    return absl::OkStatus();
+  };
+  RETURN_IF_ERROR(r.ForEachItem(items, path, read));
+  if (pairs && count % 2 != 0) return json::Error(path, "must hold key, value pairs");
   return absl::OkStatus();
 }
 
-absl::Status ParseTable(element value, const Path& path, bool acl, TableDelta* out) {
+absl::Status ParseTable(Reader& r, value& table, const Path& path, bool acl, TableDelta* out) {
   object obj;
-  RETURN_IF_ERROR(json::AsObject(value, path, &obj));
-  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+  RETURN_IF_ERROR(r.AsObject(table, path, &obj));
+  auto handle = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
     if (key == "name") {
       absl::string_view text;
-      RETURN_IF_ERROR(json::AsString(v, field, &text));
+      RETURN_IF_ERROR(r.AsString(v, field, &text));
       RETURN_IF_ERROR(CheckFilePath(text, field));
       out->name = std::string(text);
       return absl::OkStatus();
     }
     if (key == "create" || key == "drop") {
-      return json::AsBool(v, field, key == "create" ? &out->create : &out->drop);
+      return r.AsBool(v, field, key == "create" ? &out->create : &out->drop);
     }
-    if (key == "set") return ParseStrings(v, field, /*pairs=*/!acl, &out->set);
-    return ParseStrings(v, field, /*pairs=*/false, &out->erase);
+    if (key == "set") return ParseStrings(r, v, field, /*pairs=*/!acl, &out->set);
+    return ParseStrings(r, v, field, /*pairs=*/false, &out->erase);
   };
-  RETURN_IF_ERROR(
-      json::ForEachMember(obj, path, {"name", "create", "drop", "set", "erase"}, handle));
+  RETURN_IF_ERROR(r.ForEachMember(obj, path, {"name", "create", "drop", "set", "erase"}, handle));
   if (out->name.empty()) return json::Error(path.Field("name"), "required");
   absl::Status both;
   out->erase.ForEach([&](absl::string_view key, absl::string_view) {
@@ -174,13 +174,14 @@ absl::Status ParseTable(element value, const Path& path, bool acl, TableDelta* o
 }
 
 template <typename T, typename ParseFn>
-absl::Status ParseItems(element value, const Path& path, size_t max, ParseFn parse,
+absl::Status ParseItems(Reader& r, value& list, const Path& path, size_t max, ParseFn parse,
                         std::vector<T>* out) {
-  array items;
-  RETURN_IF_ERROR(json::AsArray(value, path, max, "items", &items));
-  size_t i = 0;
-  for (element item : items) RETURN_IF_ERROR(parse(item, path.At(i++), &out->emplace_back()));
-  return absl::OkStatus();
+  json::List items;
+  RETURN_IF_ERROR(r.AsArray(list, path, max, "items", &items));
+  auto read = [&](value& item, size_t, const Path& at) {
+    return parse(r, item, at, &out->emplace_back());
+  };
+  return r.ForEachItem(items, path, read);
 }
 
 }  // namespace
@@ -217,35 +218,37 @@ std::string DeltaToJson(const Delta& delta) {
 }
 
 absl::StatusOr<Delta> ParseDeltaJson(const json::JsonInput& input) {
-  json::DocumentParser scratch;
-  json::object root;
-  RETURN_IF_ERROR(json::ParseRootObject(input, "journal record", &scratch, &root));
   Delta delta;
-  auto handle = [&](std::string_view key, element v, const Path& field) -> absl::Status {
-    if (key == "version") {
-      absl::string_view text;
-      RETURN_IF_ERROR(json::AsString(v, field, &text));
-      if (!text.empty()) RETURN_IF_ERROR(CheckVersion(text, field));
-      delta.version = std::string(text);
-      return absl::OkStatus();
-    }
-    if (key == "generation") {
-      int64_t n = 0;
-      RETURN_IF_ERROR(json::AsInteger(v, field, 0, std::numeric_limits<int64_t>::max(), &n));
-      delta.generation = n;
-      return absl::OkStatus();
-    }
-    if (key == "backends") return ParseItems(v, field, kMaxBackends, ParseBackend, &delta.backends);
-    bool acl = key == "acls";
-    auto parse_table = [acl](element e, const Path& p, TableDelta* t) {
-      return ParseTable(e, p, acl, t);
+  auto read = [&](Reader& r, object& root) {
+    auto handle = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
+      if (key == "version") {
+        absl::string_view text;
+        RETURN_IF_ERROR(r.AsString(v, field, &text));
+        if (!text.empty()) RETURN_IF_ERROR(CheckVersion(text, field));
+        delta.version = std::string(text);
+        return absl::OkStatus();
+      }
+      if (key == "generation") {
+        int64_t n = 0;
+        RETURN_IF_ERROR(r.AsInteger(v, field, 0, std::numeric_limits<int64_t>::max(), &n));
+        delta.generation = n;
+        return absl::OkStatus();
+      }
+      if (key == "backends") {
+        return ParseItems(r, v, field, kMaxBackends, ParseBackend, &delta.backends);
+      }
+      bool acl = key == "acls";
+      auto parse_table = [acl](Reader& reader, value& e, const Path& p, TableDelta* t) {
+        return ParseTable(reader, e, p, acl, t);
+      };
+      return ParseItems(r, v, field, acl ? kMaxAcls : kMaxMaps, parse_table,
+                        acl ? &delta.acls : &delta.maps);
     };
-    return ParseItems(v, field, acl ? kMaxAcls : kMaxMaps, parse_table,
-                      acl ? &delta.acls : &delta.maps);
+    Path path;
+    return r.ForEachMember(root, path, {"version", "generation", "backends", "maps", "acls"},
+                           handle);
   };
-  Path path;
-  RETURN_IF_ERROR(json::ForEachMember(
-      root, path, {"version", "generation", "backends", "maps", "acls"}, handle));
+  RETURN_IF_ERROR(Reader::ReadObject(input, "journal record", read));
   return delta;
 }
 

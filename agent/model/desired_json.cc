@@ -13,66 +13,66 @@ namespace hawk::model {
 namespace {
 
 // The document's `version` and `generation` members.
-absl::Status ReadLabel(std::string_view key, json::element value, const json::Path& field,
-                       std::string* version, absl::optional<int64_t>* generation) {
+absl::Status ReadLabel(json::Reader& r, std::string_view key, json::value& value,
+                       const json::Path& field, std::string* version,
+                       absl::optional<int64_t>* generation) {
   if (key == "version") {
     absl::string_view text;
-    RETURN_IF_ERROR(json::AsString(value, field, &text));
+    RETURN_IF_ERROR(r.AsString(value, field, &text));
     if (text.empty()) return absl::OkStatus();  // the proto3 default
     RETURN_IF_ERROR(CheckVersion(text, field));
     *version = std::string(text);
     return absl::OkStatus();
   }
   int64_t number = 0;
-  RETURN_IF_ERROR(json::AsInteger(value, field, 0, std::numeric_limits<int64_t>::max(), &number));
+  RETURN_IF_ERROR(r.AsInteger(value, field, 0, std::numeric_limits<int64_t>::max(), &number));
   *generation = number;
   return absl::OkStatus();
 }
 
-// Parses the document with `scratch` (unless `input` brings its parser) and hands each member to
-// `read_list` (backends, maps, acls) or ReadLabel. String views into the document stay valid as
-// long as the parser used does.
+// Hands each member of the document's root to `read_list` (backends, maps, acls) or ReadLabel.
 template <typename ReadList>
-absl::Status ReadDocument(const json::JsonInput& input, json::DocumentParser* scratch,
-                          std::string* version, absl::optional<int64_t>* generation,
-                          ReadList&& read_list) {
-  json::object root;
-  RETURN_IF_ERROR(json::ParseRootObject(input, "desired state", scratch, &root));
-  auto handle = [&](std::string_view key, json::element value,
+absl::Status ReadMembers(json::Reader& r, json::object& root, std::string* version,
+                         absl::optional<int64_t>* generation, ReadList&& read_list) {
+  auto handle = [&](std::string_view key, json::value& value,
                     const json::Path& field) -> absl::Status {
     if (key == "version" || key == "generation") {
-      return ReadLabel(key, value, field, version, generation);
+      return ReadLabel(r, key, value, field, version, generation);
     }
     return read_list(json::View(key), value, field);
   };
   json::Path path;
-  return json::ForEachMember(root, path, {"version", "generation", "backends", "maps", "acls"},
-                             handle);
+  return r.ForEachMember(root, path, {"version", "generation", "backends", "maps", "acls"}, handle);
 }
 
 }  // namespace
 
 absl::StatusOr<DesiredState> ParseDesiredState(const json::JsonInput& input) {
   DesiredState state;
-  StateListsOptions options;
-  auto read_list = [&](absl::string_view key, json::element value, const json::Path& field) {
-    return ParseStateList(key, value, field, options, &state);
+  auto read = [&](json::Reader& r, json::object& root) {
+    StateListsOptions options;
+    auto read_list = [&](absl::string_view key, json::value& value, const json::Path& field) {
+      return ParseStateList(r, key, value, field, options, &state);
+    };
+    return ReadMembers(r, root, &state.version, &state.generation, read_list);
   };
-  json::DocumentParser scratch;
-  RETURN_IF_ERROR(ReadDocument(input, &scratch, &state.version, &state.generation, read_list));
+  RETURN_IF_ERROR(json::Reader::ReadObject(input, "desired state", read));
   return state;
 }
 
 absl::StatusOr<Delta> ParseDesiredStateAsDelta(const json::JsonInput& input,
                                                const DesiredState& held) {
   Delta delta;
-  json::DocumentParser scratch;  // declared first: `lists` holds views into its buffers
-  StateListsDiff lists(held);
-  auto read_list = [&](absl::string_view key, json::element value, const json::Path& field) {
-    return lists.Read(key, value, field);
+  auto read = [&](json::Reader& r, json::object& root) -> absl::Status {
+    StateListsDiff lists(r, held);  // holds views into the document: finished within the read
+    auto read_list = [&](absl::string_view key, json::value& value, const json::Path& field) {
+      return lists.Read(key, value, field);
+    };
+    RETURN_IF_ERROR(ReadMembers(r, root, &delta.version, &delta.generation, read_list));
+    lists.Finish(&delta);
+    return absl::OkStatus();
   };
-  RETURN_IF_ERROR(ReadDocument(input, &scratch, &delta.version, &delta.generation, read_list));
-  lists.Finish(&delta);
+  RETURN_IF_ERROR(json::Reader::ReadObject(input, "desired state", read));
   return delta;
 }
 

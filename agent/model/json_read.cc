@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <memory>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -76,59 +78,22 @@ std::string DescribeByte(unsigned char c) {
   return absl::StrFormat("0x%02x", c);
 }
 
-const char* TypeName(element_type type) {
+const char* TypeName(json_type type) {
   switch (type) {
-    case element_type::ARRAY:
+    case json_type::array:
       return "an array";
-    case element_type::OBJECT:
+    case json_type::object:
       return "an object";
-    case element_type::INT64:
-    case element_type::UINT64:
-    case element_type::DOUBLE:
+    case json_type::number:
       return "a number";
-    case element_type::STRING:
+    case json_type::string:
       return "a string";
-    case element_type::BOOL:
+    case json_type::boolean:
       return "a boolean";
-    case element_type::NULL_VALUE:
+    case json_type::null:
       return "null";
   }
   return "an unknown value";
-}
-
-absl::Status AsObject(element e, const Path& path, object* out) {
-  if (e.get_object().get(*out) != simdjson::SUCCESS) {
-    return Error(path, absl::StrCat("must be an object, got ", TypeName(e.type())));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status AsArray(element e, const Path& path, size_t max, absl::string_view what, array* out) {
-  if (e.get_array().get(*out) != simdjson::SUCCESS) {
-    return Error(path, absl::StrCat("must be an array, got ", TypeName(e.type())));
-  }
-  if (size_t size = out->size(); size > max) {
-    // size() saturates at 0xFFFFFF, far above every limit.
-    return Error(path, absl::StrCat("must hold at most ", max, " ", what, ", got ", size,
-                                    size == 0xFFFFFF ? " or more" : ""));
-  }
-  return absl::OkStatus();
-}
-
-absl::Status AsString(element e, const Path& path, absl::string_view* out) {
-  std::string_view s;
-  if (e.get_string().get(s) != simdjson::SUCCESS) {
-    return Error(path, absl::StrCat("must be a string, got ", TypeName(e.type())));
-  }
-  *out = View(s);
-  return absl::OkStatus();
-}
-
-absl::Status AsBool(element e, const Path& path, bool* out) {
-  if (e.get_bool().get(*out) != simdjson::SUCCESS) {
-    return Error(path, absl::StrCat("must be a boolean, got ", TypeName(e.type())));
-  }
-  return absl::OkStatus();
 }
 
 // proto3 accepts "42" for integer fields.
@@ -142,38 +107,6 @@ bool ParseDecimalString(absl::string_view s, int64_t* out) {
   }
   if (digits[0] == '0' && digits.size() > 1) return false;
   return absl::SimpleAtoi(s, out);
-}
-
-absl::Status AsInteger(element e, const Path& path, int64_t min, int64_t max, int64_t* out) {
-  auto fail = [&](absl::string_view got) {
-    return Error(path, absl::StrCat("must be an integer in ", min, "..", max, ", got ", got));
-  };
-  int64_t value = 0;
-  switch (e.type()) {
-    case element_type::INT64:
-      value = e.get_int64().value_unsafe();
-      if (value < min || value > max) return fail(absl::StrCat(value));
-      break;
-    case element_type::UINT64:  // above INT64_MAX: out of every range here
-      return fail(absl::StrCat(e.get_uint64().value_unsafe()));
-    case element_type::DOUBLE: {
-      // Stricter than proto3, which takes 80.0 and 8e1: a port written that way is a client bug.
-      double d = e.get_double().value_unsafe();
-      bool integral = std::isfinite(d) && std::trunc(d) == d;
-      return fail(absl::StrCat(d, integral ? " written with a fraction or exponent" : ""));
-    }
-    case element_type::STRING: {
-      absl::string_view text = View(e.get_string().value_unsafe());
-      if (!ParseDecimalString(text, &value) || value < min || value > max) {
-        return fail(Quote(text));
-      }
-      break;
-    }
-    default:
-      return fail(TypeName(e.type()));
-  }
-  *out = value;
-  return absl::OkStatus();
 }
 
 absl::Status DuplicateError(const Path& path, absl::string_view what, absl::string_view name,
@@ -192,40 +125,496 @@ absl::Status CheckUnique(SeenNames* seen, absl::string_view name, size_t index, 
 static_assert(kReadPadding == simdjson::SIMDJSON_PADDING,
               "json_input.h's kReadPadding must be simdjson's padding");
 
+namespace {
+
+using simdjson::SUCCESS;
+using simdjson::ondemand::document;
+using simdjson::ondemand::field;
+using simdjson::ondemand::raw_json_string;
+
+// The DOM's limit (simdjson's default max_depth), which On-Demand does not check: a container
+// deeper than this (the root's depth is 1) makes a document invalid.
+constexpr size_t kMaxDepth = simdjson::DEFAULT_MAX_DEPTH;
+constexpr size_t kParserDepth = kMaxDepth + 2;
+
+// The closing quote of the string whose content starts at `begin`, searched before `end`.
+// simdjson's first stage has found every string's end (an unclosed one is an error), with the
+// rule read here: a backslash escapes the byte after it. nullptr past `end` (not reached).
+const char* StringEnd(const char* begin, const char* end, bool* escaped) {
+  const char* p = begin;
+  while (p < end && *p != '"' && *p != '\\') ++p;  // strings are short: no call per string
+  *escaped = p < end && *p == '\\';
+  while (p < end && *p != '"') p += *p == '\\' ? 2 : 1;
+  return p < end ? p : nullptr;
+}
+
+bool AtEnd(document& doc) { return doc.current_location().error() == simdjson::OUT_OF_BOUNDS; }
+
+bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The DOM's name for what On-Demand finds wrong with a document, where they differ: a document
+// cut short, or with more after its root value, is "improper structure" to the DOM.
+simdjson::error_code DomError(simdjson::error_code error) {
+  switch (error) {
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+    case simdjson::TRAILING_CONTENT:
+      return simdjson::TAPE_ERROR;
+    default:
+      return error;
+  }
+}
+
+}  // namespace
+
+struct DocumentParser::Parser {
+  simdjson::ondemand::parser parser;
+};
+
 DocumentParser::DocumentParser() = default;
 DocumentParser::~DocumentParser() = default;
 
-absl::Status DocumentParser::Parse(absl::string_view json, bool padded, absl::string_view what,
-                                   object* root) {
-  if (parser_ == nullptr) parser_ = std::make_unique<simdjson::dom::parser>();
-  const char* data = json.data();
-  simdjson::padded_string copy;  // the DOM keeps no pointer into its input: freed on return
-  if (!padded) {
-    copy = simdjson::padded_string(json.data(), json.size());
+void DocumentParser::Release() { parser_.reset(); }
+
+size_t DocumentParser::capacity() const {
+  return parser_ == nullptr ? 0 : parser_->parser.capacity();
+}
+
+Reader::Reader(simdjson::ondemand::parser* parser, const char* end, absl::string_view what)
+    : parser_(parser), end_(end), what_(what) {}
+
+absl::Status Reader::ReadObject(const JsonInput& input, absl::string_view what,
+                                absl::FunctionRef<absl::Status(Reader&, object&)> read) {
+  DocumentParser scratch;
+  DocumentParser* owner = input.parser != nullptr ? input.parser : &scratch;
+  if (owner->parser_ == nullptr) owner->parser_ = std::make_unique<DocumentParser::Parser>();
+  simdjson::ondemand::parser& parser = owner->parser_->parser;
+  const char* data = input.text.data();
+  size_t size = input.text.size();
+  simdjson::padded_string copy;  // what the read's views point into: lives as long as the read
+  if (!input.padded) {
+    copy = simdjson::padded_string(data, size);
     data = copy.data();
   }
-  element doc;
-  simdjson::error_code error =
-      parser_->parse(data, json.size(), /*realloc_if_needed=*/false).get(doc);
-  if (error != simdjson::SUCCESS) {
+  auto not_json = [what](simdjson::error_code error) {
     return absl::InvalidArgumentError(
         absl::StrCat(what, " is not valid JSON: ", simdjson::error_message(error)));
+  };
+  // Room for the containers Validate opens before it finds one too deep (simdjson's own checks,
+  // in builds without NDEBUG, assert that none goes past the parser's depth).
+  if (parser.capacity() < size || parser.max_depth() < kParserDepth) {
+    if (simdjson::error_code error = parser.allocate(size, kParserDepth); error != SUCCESS) {
+      return not_json(error);
+    }
   }
-  if (doc.get_object().get(*root) != simdjson::SUCCESS) {
+  document doc;
+  if (simdjson::error_code error = parser.iterate(data, size, size + kReadPadding).get(doc);
+      error != SUCCESS) {
+    return not_json(error);
+  }
+  Reader reader(&parser, data + size, what);
+  absl::Status status = reader.ReadRoot(doc, read);
+  if (status.ok()) return status;
+  // The read checked only what it reached: whether the document is JSON comes first. (Its views
+  // are no longer needed: the document is indexed again, from the start.)
+  if (simdjson::error_code error = parser.iterate(data, size, size + kReadPadding).get(doc);
+      error != SUCCESS) {
+    return not_json(error);
+  }
+  if (simdjson::error_code error = reader.Validate(doc); error != SUCCESS) return not_json(error);
+  return status;
+}
+
+absl::Status Reader::ReadRoot(document& doc,
+                              absl::FunctionRef<absl::Status(Reader&, object&)> read) {
+  json_type type;
+  if (simdjson::error_code error = doc.type().get(type); error != SUCCESS) return NotJson(error);
+  if (type != json_type::object) {
     return absl::InvalidArgumentError(
-        absl::StrCat(what, " must be a JSON object, got ", TypeName(doc.type())));
+        absl::StrCat(what_, " must be a JSON object, got ", TypeName(type)));
+  }
+  object root;
+  if (simdjson::error_code error = doc.get_object().get(root); error != SUCCESS) {
+    return NotJson(error);
+  }
+  RETURN_IF_ERROR(read(*this, root));
+  if (AtEnd(doc)) return absl::OkStatus();
+  // The read went back to look again (NameMember…) and ended inside the root: skip to its end.
+  if (simdjson::error_code error = root.reset().error(); error != SUCCESS) return NotJson(error);
+  for (auto member : root) {
+    if (simdjson::error_code error = member.error(); error != SUCCESS) return NotJson(error);
+  }
+  return AtEnd(doc) ? absl::OkStatus() : NotJson(simdjson::TAPE_ERROR);
+}
+
+simdjson::error_code Reader::Validate(document& doc) {
+  json_type type;
+  SIMDJSON_TRY(DomError(doc.type().get(type)));
+  if (type == json_type::object) {
+    object obj;
+    SIMDJSON_TRY(DomError(doc.get_object().get(obj)));
+    SIMDJSON_TRY(ValidateObject(obj, 1));
+  } else if (type == json_type::array) {
+    array items;
+    SIMDJSON_TRY(DomError(doc.get_array().get(items)));
+    SIMDJSON_TRY(ValidateArray(items, 1));
+  } else {
+    // A scalar alone, read as the DOM reads it (On-Demand's root scalars have rules of their
+    // own): the token up to the next structural character or the end, then nothing else.
+    std::string_view token;
+    SIMDJSON_TRY(DomError(doc.raw_json_token().get(token)));
+    bool alone = token.data() + token.size() == end_;
+    auto atom = [&](std::string_view name, simdjson::error_code error) {
+      bool valid = token.substr(0, name.size()) == name &&
+                   (token.size() == name.size() || IsJsonSpace(token[name.size()]));
+      return valid ? SUCCESS : error;
+    };
+    switch (type) {
+      case json_type::string: {
+        raw_json_string raw;
+        absl::string_view text;
+        SIMDJSON_TRY(DomError(doc.get_raw_json_string().get(raw)));
+        SIMDJSON_TRY(Unescaped(raw, &text));
+        break;
+      }
+      case json_type::number: {
+        simdjson::ondemand::number number;
+        SIMDJSON_TRY(DomError(doc.get_number().get(number)));
+        break;
+      }
+      case json_type::boolean:
+        SIMDJSON_TRY(token[0] == 't' ? atom("true", simdjson::T_ATOM_ERROR)
+                                     : atom("false", simdjson::F_ATOM_ERROR));
+        break;
+      case json_type::null:
+        SIMDJSON_TRY(atom("null", simdjson::N_ATOM_ERROR));
+        break;
+      default:
+        break;
+    }
+    return alone ? SUCCESS : simdjson::TAPE_ERROR;
+  }
+  return AtEnd(doc) ? SUCCESS : simdjson::TAPE_ERROR;
+}
+
+simdjson::error_code Reader::ValidateObject(object& obj, size_t depth) {
+  if (depth > kMaxDepth) return simdjson::DEPTH_ERROR;
+  for (auto member : obj) {
+    field f;
+    SIMDJSON_TRY(DomError(std::move(member).get(f)));
+    absl::string_view key;
+    SIMDJSON_TRY(Key(f, &key));
+    SIMDJSON_TRY(ValidateValue(f.value(), depth));
+  }
+  return SUCCESS;
+}
+
+simdjson::error_code Reader::ValidateArray(array& items, size_t depth) {
+  if (depth > kMaxDepth) return simdjson::DEPTH_ERROR;
+  for (auto item : items) {
+    value v;
+    SIMDJSON_TRY(DomError(std::move(item).get(v)));
+    SIMDJSON_TRY(ValidateValue(v, depth));
+  }
+  return SUCCESS;
+}
+
+// A member or item of a container at `depth`.
+simdjson::error_code Reader::ValidateValue(value& v, size_t depth) {
+  json_type type;
+  SIMDJSON_TRY(DomError(v.type().get(type)));
+  switch (type) {
+    case json_type::object: {
+      object obj;
+      SIMDJSON_TRY(DomError(v.get_object().get(obj)));
+      return ValidateObject(obj, depth + 1);
+    }
+    case json_type::array: {
+      array items;
+      SIMDJSON_TRY(DomError(v.get_array().get(items)));
+      return ValidateArray(items, depth + 1);
+    }
+    case json_type::string: {
+      bool is_string = false;
+      absl::string_view text;
+      return TryString(v, &is_string, &text);
+    }
+    case json_type::number: {
+      simdjson::ondemand::number number;
+      return DomError(v.get_number().get(number));
+    }
+    case json_type::boolean: {
+      bool t = v.raw_json_token()[0] == 't';
+      bool b;
+      if (v.get_bool().get(b) == SUCCESS) return SUCCESS;
+      return t ? simdjson::T_ATOM_ERROR : simdjson::F_ATOM_ERROR;
+    }
+    case json_type::null: {
+      bool is_null = false;
+      if (v.is_null().get(is_null) == SUCCESS && is_null) return SUCCESS;
+      return simdjson::N_ATOM_ERROR;
+    }
+  }
+  return simdjson::TAPE_ERROR;
+}
+
+absl::Status Reader::NotJson(simdjson::error_code error) const {
+  return absl::InvalidArgumentError(
+      absl::StrCat(what_, " is not valid JSON: ", simdjson::error_message(error)));
+}
+
+char* Reader::Allocate(size_t bytes) {
+  if (bytes > free_bytes_) {
+    size_t size = std::max<size_t>(bytes, 16 << 10);
+    blocks_.emplace_back(new char[size]);  // not value-initialized: no page touched in vain
+    free_ = blocks_.back().get();
+    free_bytes_ = size;
+  }
+  return free_;
+}
+
+simdjson::error_code Reader::Unescaped(raw_json_string raw, absl::string_view* out) {
+  const char* begin = raw.raw();
+  bool escaped = false;
+  const char* end = StringEnd(begin, end_, &escaped);
+  if (end == nullptr) return simdjson::UNCLOSED_STRING;
+  if (!escaped) {
+    *out = absl::string_view(begin, end - begin);
+    return SUCCESS;
+  }
+  return Unescape(raw, end - begin, out);
+}
+
+simdjson::error_code Reader::Unescape(raw_json_string raw, size_t raw_size,
+                                      absl::string_view* out) {
+  // Unescaping writes at most the raw size, in blocks that may run kReadPadding bytes over.
+  uint8_t* dst = reinterpret_cast<uint8_t*>(Allocate(raw_size + kReadPadding));
+  std::string_view text;
+  SIMDJSON_TRY(parser_->unescape(raw, dst).get(text));
+  free_ += text.size();
+  free_bytes_ -= text.size();
+  *out = View(text);
+  return SUCCESS;
+}
+
+simdjson::error_code Reader::Key(field& f, absl::string_view* out) {
+  return Unescaped(f.key(), out);
+}
+
+simdjson::error_code Reader::TryString(value& v, bool* is_string, absl::string_view* out) {
+  // From the opening quote to the next structural character: the string, then any whitespace.
+  std::string_view token = v.raw_json_token();
+  raw_json_string raw;
+  simdjson::error_code error = v.get_raw_json_string().get(raw);
+  *is_string = error != simdjson::INCORRECT_TYPE;
+  if (!*is_string) return SUCCESS;
+  SIMDJSON_TRY(error);
+  size_t n = token.size();
+  while (n > 1 && IsJsonSpace(token[n - 1])) --n;
+  if (n < 2 || token[n - 1] != '"') return Unescaped(raw, out);  // not expected: the long way
+  absl::string_view content(token.data() + 1, n - 2);
+  if (content.find('\\') == absl::string_view::npos) {
+    *out = content;
+    return SUCCESS;
+  }
+  return Unescape(raw, content.size(), out);
+}
+
+absl::Status Reader::TypeOf(value& v, json_type* out) {
+  if (simdjson::error_code error = v.type().get(*out); error != SUCCESS) return NotJson(error);
+  return absl::OkStatus();
+}
+
+absl::Status Reader::AsObject(value& v, const Path& path, object* out) {
+  simdjson::error_code error = v.get_object().get(*out);
+  if (error == simdjson::INCORRECT_TYPE) {
+    json_type type;
+    RETURN_IF_ERROR(TypeOf(v, &type));
+    return Error(path, absl::StrCat("must be an object, got ", TypeName(type)));
+  }
+  if (error != SUCCESS) return NotJson(error);
+  return absl::OkStatus();
+}
+
+absl::Status Reader::AsArray(value& v, const Path& path, size_t max, absl::string_view what,
+                             List* out) {
+  simdjson::error_code error = v.get_array().get(out->items);
+  if (error == simdjson::INCORRECT_TYPE) {
+    json_type type;
+    RETURN_IF_ERROR(TypeOf(v, &type));
+    return Error(path, absl::StrCat("must be an array, got ", TypeName(type)));
+  }
+  if (error != SUCCESS) return NotJson(error);
+  out->max = max;
+  out->what = what;
+  return absl::OkStatus();
+}
+
+namespace {
+
+// Counts the items from the list's start.
+simdjson::error_code Count(List& list, size_t* size) {
+  SIMDJSON_TRY(list.items.reset().error());
+  return list.items.count_elements().get(*size);
+}
+
+absl::Status LimitError(const List& list, const Path& path, size_t size) {
+  // Shown as the DOM reader this replaced counted, up to 0xFFFFFF (far above every limit).
+  size_t shown = std::min<size_t>(size, 0xFFFFFF);
+  return Error(path, absl::StrCat("must hold at most ", list.max, " ", list.what, ", got ", shown,
+                                  shown == 0xFFFFFF ? " or more" : ""));
+}
+
+}  // namespace
+
+absl::Status Reader::Size(List& list, const Path& path, size_t* size) {
+  if (simdjson::error_code error = Count(list, size); error != SUCCESS) return NotJson(error);
+  return *size > list.max ? LimitError(list, path, *size) : absl::OkStatus();
+}
+
+absl::Status Reader::LimitOr(List& list, const Path& path, absl::Status status) {
+  size_t size = 0;
+  simdjson::error_code error = Count(list, &size);
+  if (error != SUCCESS) return status.ok() ? NotJson(error) : status;  // the document is broken
+  return size > list.max ? LimitError(list, path, size) : status;
+}
+
+absl::Status Reader::AsString(value& v, const Path& path, absl::string_view* out) {
+  bool is_string = false;
+  if (simdjson::error_code error = TryString(v, &is_string, out); error != SUCCESS) {
+    return NotJson(error);
+  }
+  if (!is_string) {
+    json_type type;
+    RETURN_IF_ERROR(TypeOf(v, &type));
+    return Error(path, absl::StrCat("must be a string, got ", TypeName(type)));
   }
   return absl::OkStatus();
 }
 
-void DocumentParser::Release() { parser_.reset(); }
+absl::Status Reader::AsBool(value& v, const Path& path, bool* out) {
+  json_type type;
+  RETURN_IF_ERROR(TypeOf(v, &type));
+  if (type != json_type::boolean) {
+    return Error(path, absl::StrCat("must be a boolean, got ", TypeName(type)));
+  }
+  if (simdjson::error_code error = v.get_bool().get(*out); error != SUCCESS) {
+    return NotJson(error);
+  }
+  return absl::OkStatus();
+}
 
-size_t DocumentParser::capacity() const { return parser_ == nullptr ? 0 : parser_->capacity(); }
+absl::Status Reader::AsInteger(value& v, const Path& path, int64_t min, int64_t max, int64_t* out) {
+  auto fail = [&](absl::string_view got) {
+    return Error(path, absl::StrCat("must be an integer in ", min, "..", max, ", got ", got));
+  };
+  json_type type;
+  RETURN_IF_ERROR(TypeOf(v, &type));
+  int64_t result = 0;
+  switch (type) {
+    case json_type::number: {
+      simdjson::ondemand::number number;
+      if (simdjson::error_code error = v.get_number().get(number); error != SUCCESS) {
+        return NotJson(error);
+      }
+      switch (number.get_number_type()) {
+        case simdjson::ondemand::number_type::signed_integer:
+          result = number.get_int64();
+          if (result < min || result > max) return fail(absl::StrCat(result));
+          break;
+        case simdjson::ondemand::number_type::unsigned_integer:  // above INT64_MAX
+          return fail(absl::StrCat(number.get_uint64()));
+        case simdjson::ondemand::number_type::floating_point_number: {
+          // Stricter than proto3, which takes 80.0 and 8e1: a port written that way is a client
+          // bug.
+          double d = number.get_double();
+          bool integral = std::isfinite(d) && std::trunc(d) == d;
+          return fail(absl::StrCat(d, integral ? " written with a fraction or exponent" : ""));
+        }
+      }
+      break;
+    }
+    case json_type::string: {
+      absl::string_view text;
+      RETURN_IF_ERROR(AsString(v, path, &text));
+      if (!ParseDecimalString(text, &result) || result < min || result > max) {
+        return fail(Quote(text));
+      }
+      break;
+    }
+    default:
+      return fail(TypeName(type));
+  }
+  *out = result;
+  return absl::OkStatus();
+}
 
-absl::Status ParseRootObject(const JsonInput& input, absl::string_view what,
-                             DocumentParser* scratch, object* root) {
-  DocumentParser* parser = input.parser != nullptr ? input.parser : scratch;
-  return parser->Parse(input.text, input.padded, what, root);
+absl::string_view Reader::NameMember(object& obj) {
+  absl::string_view name;
+  for (auto member : obj) {
+    field f;
+    absl::string_view key;
+    if (std::move(member).get(f) != SUCCESS || Key(f, &key) != SUCCESS) break;
+    if (key != "name") continue;
+    bool is_string = false;
+    absl::string_view text;
+    if (TryString(f.value(), &is_string, &text) == SUCCESS && is_string) name = text;
+    break;
+  }
+  (void)obj.reset();  // an error shows again when the object is read
+  return name;
+}
+
+size_t Reader::FirstIndexOf(List& list, absl::string_view member, absl::string_view text) {
+  if (list.items.reset().error() != SUCCESS) return 0;
+  size_t i = 0;
+  for (auto item : list.items) {
+    value v;
+    if (std::move(item).get(v) != SUCCESS) break;
+    bool is_string = false;
+    absl::string_view s;
+    if (member.empty()) {
+      if (TryString(v, &is_string, &s) != SUCCESS) break;
+    } else if (object obj; v.get_object().get(obj) == SUCCESS) {
+      for (auto m : obj) {
+        field f;
+        absl::string_view key;
+        if (std::move(m).get(f) != SUCCESS || Key(f, &key) != SUCCESS) break;
+        if (key != member) continue;
+        if (TryString(f.value(), &is_string, &s) != SUCCESS) is_string = false;
+        break;
+      }
+    }
+    if (is_string && s == text) return i;
+    ++i;
+  }
+  return i;
+}
+
+size_t Reader::StringBytes(List& list) {
+  size_t bytes = 0;
+  auto add = [&](value& v) {
+    raw_json_string raw;
+    bool escaped = false;
+    const char* end = nullptr;
+    if (v.get_raw_json_string().get(raw) == SUCCESS) end = StringEnd(raw.raw(), end_, &escaped);
+    if (end != nullptr) bytes += end - raw.raw();
+  };
+  for (auto item : list.items) {
+    value v;
+    json_type type;
+    if (std::move(item).get(v) != SUCCESS || v.type().get(type) != SUCCESS) break;
+    if (type == json_type::string) {
+      add(v);
+    } else if (object obj; type == json_type::object && v.get_object().get(obj) == SUCCESS) {
+      for (auto m : obj) {
+        field f;
+        if (std::move(m).get(f) != SUCCESS) break;
+        add(f.value());
+      }
+    }
+  }
+  (void)list.items.reset();
+  return bytes;
 }
 
 }  // namespace hawk::model::json

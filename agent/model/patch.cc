@@ -12,10 +12,10 @@
 namespace hawk::model {
 namespace {
 
-using json::array;
-using json::element;
 using json::object;
 using json::Path;
+using json::Reader;
+using json::value;
 
 size_t HeldServers(const DesiredState& held, absl::string_view backend) {
   auto it = held.backends.find(backend);
@@ -23,11 +23,12 @@ size_t HeldServers(const DesiredState& held, absl::string_view backend) {
 }
 
 // What the upsert adds to the state held must keep it within the document limits, and a new
-// server needs an address. Walks the upsert part of the document again for the paths.
-absl::Status CheckUpsert(element upsert, const Path& path, const StatePatch& patch,
+// server needs an address. Walks the upsert part of the document again for the paths (it was
+// read and validated before).
+absl::Status CheckUpsert(Reader& r, value& upsert, const Path& path, const StatePatch& patch,
                          const DesiredState& held) {
   object obj;
-  RETURN_IF_ERROR(json::AsObject(upsert, path, &obj));
+  RETURN_IF_ERROR(r.AsObject(upsert, path, &obj));
   size_t backends = held.backends.size();
   for (const auto& [name, backend] : patch.upsert.backends) {
     if (!held.backends.contains(name)) ++backends;
@@ -48,56 +49,59 @@ absl::Status CheckUpsert(element upsert, const Path& path, const StatePatch& pat
     return json::Error(path.Field("acls"),
                        absl::StrCat("would make ", acls, " ACLs; at most ", kMaxAcls));
   }
+  // check(name, item, path) for each item of the list `list` of the upsert.
   auto each_named = [&](std::string_view list, auto&& check) -> absl::Status {
-    element items_element;
-    if (obj[list].get(items_element) != simdjson::SUCCESS || items_element.is_null()) {
-      return absl::OkStatus();
-    }
-    array items;
-    if (items_element.get_array().get(items) != simdjson::SUCCESS) return absl::OkStatus();
-    size_t i = 0;
-    for (element item : items) {
-      std::string_view name = item["name"].get_string().value_unsafe();
-      RETURN_IF_ERROR(check(json::View(name), item, path.Field(json::View(list)).At(i)));
-      ++i;
-    }
-    return absl::OkStatus();
+    Path list_path = path.Field(json::View(list));
+    return r.ReadMemberAgain(obj, json::View(list), [&](value& items_value) -> absl::Status {
+      json::List items;  // read before, within its limit
+      items.max = std::numeric_limits<size_t>::max();
+      if (items_value.get_array().get(items.items) != simdjson::SUCCESS) return absl::OkStatus();
+      auto item = [&](value& v, size_t, const Path& at) -> absl::Status {
+        object item_obj;
+        if (v.get_object().get(item_obj) != simdjson::SUCCESS) return absl::OkStatus();
+        return check(r.NameMember(item_obj), item_obj, at);
+      };
+      return r.ForEachItem(items, list_path, item);
+    });
   };
-  RETURN_IF_ERROR(each_named(
-      "backends", [&](absl::string_view name, element item, const Path& at) -> absl::Status {
-        const DesiredBackend& want = patch.upsert.backends.find(name)->second;
-        size_t total = HeldServers(held, name);
-        element servers_element;
-        if (item["servers"].get(servers_element) != simdjson::SUCCESS ||
-            servers_element.is_null()) {
-          return absl::OkStatus();
-        }
-        array servers;
-        if (servers_element.get_array().get(servers) != simdjson::SUCCESS) return absl::OkStatus();
-        size_t j = 0;
-        for (element server : servers) {
-          std::string_view server_name = server["name"].get_string().value_unsafe();
-          const ServerSpec& spec = want.servers.find(json::View(server_name))->second;
-          if (held.FindServer(name, json::View(server_name)) == nullptr) {
-            ++total;
-            if (spec.address.empty()) {
-              return json::Error(at.Field("servers").At(j).Field("address"),
-                                 "required for a server hawk does not manage yet");
-            }
+  auto check_backend = [&](absl::string_view name, object& item, const Path& at) -> absl::Status {
+    const DesiredBackend& want = patch.upsert.backends.find(name)->second;
+    size_t total = HeldServers(held, name);
+    Path servers_path = at.Field("servers");
+    auto servers_value = [&](value& servers_list) -> absl::Status {
+      json::List servers;  // read before, within its limit
+      servers.max = std::numeric_limits<size_t>::max();
+      if (servers_list.get_array().get(servers.items) != simdjson::SUCCESS) {
+        return absl::OkStatus();
+      }
+      auto server = [&](value& v, size_t, const Path& server_at) -> absl::Status {
+        object server_obj;
+        if (v.get_object().get(server_obj) != simdjson::SUCCESS) return absl::OkStatus();
+        absl::string_view server_name = r.NameMember(server_obj);
+        const ServerSpec& spec = want.servers.find(server_name)->second;
+        if (held.FindServer(name, server_name) == nullptr) {
+          ++total;
+          if (spec.address.empty()) {
+            return json::Error(server_at.Field("address"),
+                               "required for a server hawk does not manage yet");
           }
-          ++j;
-        }
-        if (total > kMaxServersPerBackend) {
-          return json::Error(at.Field("servers"),
-                             absl::StrCat("would make ", total, " servers in backend ", name,
-                                          "; at most ", kMaxServersPerBackend));
         }
         return absl::OkStatus();
-      }));
+      };
+      RETURN_IF_ERROR(r.ForEachItem(servers, servers_path, server));
+      if (total > kMaxServersPerBackend) {
+        return json::Error(servers_path, absl::StrCat("would make ", total, " servers in backend ",
+                                                      name, "; at most ", kMaxServersPerBackend));
+      }
+      return absl::OkStatus();
+    };
+    return r.ReadMemberAgain(item, "servers", servers_value);
+  };
+  RETURN_IF_ERROR(each_named("backends", check_backend));
   auto check_tables = [&](std::string_view list, bool acl) {
     const auto& upserted = acl ? patch.upsert.acls : patch.upsert.maps;
     size_t max = acl ? kMaxAclPatterns : kMaxMapEntries;
-    return each_named(list, [&](absl::string_view name, element, const Path& at) -> absl::Status {
+    return each_named(list, [&](absl::string_view name, object&, const Path& at) -> absl::Status {
       const StringTable* have = acl ? held.FindAcl(name) : held.FindMap(name);
       const StringTable& add = upserted.find(name)->second;
       size_t total = have == nullptr ? 0 : have->size();
@@ -122,46 +126,42 @@ absl::Status Conflict(const Path& path, absl::string_view what) {
                                         "object"));
 }
 
-absl::Status ParseRemovedNames(element value, const Path& path, size_t max, absl::string_view what,
-                               bool identifiers, StringTable* out) {
-  array items;
-  RETURN_IF_ERROR(json::AsArray(value, path, max, what, &items));
-  size_t i = 0;
-  for (element item : items) {
-    Path at = path.At(i);
+absl::Status ParseRemovedNames(Reader& r, value& v, const Path& path, size_t max,
+                               absl::string_view what, bool identifiers, StringTable* out) {
+  json::List items;
+  RETURN_IF_ERROR(r.AsArray(v, path, max, what, &items));
+  auto read = [&](value& item, size_t, const Path& at) -> absl::Status {
     absl::string_view text;
-    RETURN_IF_ERROR(json::AsString(item, at, &text));
+    RETURN_IF_ERROR(r.AsString(item, at, &text));
     RETURN_IF_ERROR(identifiers ? CheckIdentifier(text, at) : CheckEntryText(text, at));
     out->Set(text, "");  // naming a key twice is harmless: it is removed once
-    ++i;
-  }
-  return absl::OkStatus();
+    return absl::OkStatus();
+  };
+  return r.ForEachItem(items, path, read);
 }
 
-absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
+absl::Status ParseRemove(Reader& r, value& remove, const Path& path, StatePatch* patch) {
   object obj;
-  RETURN_IF_ERROR(json::AsObject(value, path, &obj));
-  auto handle = [&](std::string_view list, element items_element,
+  RETURN_IF_ERROR(r.AsObject(remove, path, &obj));
+  auto handle = [&](std::string_view list, value& items_value,
                     const Path& list_path) -> absl::Status {
     bool backends = list == "backends";
     bool acl = list == "acls";
     std::string_view inner = backends ? "servers" : acl ? "patterns" : "keys";
     size_t max_items = backends ? kMaxBackends : acl ? kMaxAcls : kMaxMaps;
-    array items;
-    RETURN_IF_ERROR(json::AsArray(items_element, list_path, max_items, json::View(list), &items));
+    json::List items;
+    RETURN_IF_ERROR(r.AsArray(items_value, list_path, max_items, json::View(list), &items));
     json::SeenNames names;
-    size_t i = 0;
-    for (element item : items) {
-      Path at = list_path.At(i);
+    auto read = [&](value& item, size_t i, const Path& at) -> absl::Status {
       object item_obj;
-      RETURN_IF_ERROR(json::AsObject(item, at, &item_obj));
+      RETURN_IF_ERROR(r.AsObject(item, at, &item_obj));
       std::string name;
       bool has_list = false;
       bool whole = false;
       StringTable keys;
-      auto member = [&](std::string_view key, element v, const Path& field) -> absl::Status {
+      auto member = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
         if (key == "whole") {
-          RETURN_IF_ERROR(json::AsBool(v, field, &whole));
+          RETURN_IF_ERROR(r.AsBool(v, field, &whole));
           if (whole && has_list) {
             return json::Error(field, absl::StrCat("cannot be combined with ", json::View(inner)));
           }
@@ -169,7 +169,7 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
         }
         if (key == "name") {
           absl::string_view text;
-          RETURN_IF_ERROR(json::AsString(v, field, &text));
+          RETURN_IF_ERROR(r.AsString(v, field, &text));
           RETURN_IF_ERROR(backends ? CheckIdentifier(text, field) : CheckFilePath(text, field));
           RETURN_IF_ERROR(json::CheckUnique(&names, text, i, field, "name", json::View(list)));
           name = std::string(text);
@@ -180,9 +180,9 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
           return json::Error(field, "cannot be combined with whole: true");
         }
         size_t max = backends ? kMaxServersPerBackend : acl ? kMaxAclPatterns : kMaxMapEntries;
-        return ParseRemovedNames(v, field, max, json::View(inner), backends, &keys);
+        return ParseRemovedNames(r, v, field, max, json::View(inner), backends, &keys);
       };
-      RETURN_IF_ERROR(json::ForEachMember(item_obj, at, {"name", inner, "whole"}, member));
+      RETURN_IF_ERROR(r.ForEachMember(item_obj, at, {"name", inner, "whole"}, member));
       if (name.empty()) return json::Error(at.Field("name"), "required");
       // Conflicts with the upsert.
       if (backends) {
@@ -220,56 +220,63 @@ absl::Status ParseRemove(element value, const Path& path, StatePatch* patch) {
         removal.whole = whole;
         removal.keys = std::move(keys);
       }
-      ++i;
-    }
-    return absl::OkStatus();
+      return absl::OkStatus();
+    };
+    return r.ForEachItem(items, list_path, read);
   };
-  return json::ForEachMember(obj, path, {"backends", "maps", "acls"}, handle);
+  return r.ForEachMember(obj, path, {"backends", "maps", "acls"}, handle);
 }
 
 }  // namespace
 
 absl::StatusOr<StatePatch> ParseStatePatch(const json::JsonInput& input, const DesiredState& held) {
-  json::DocumentParser scratch;
-  json::object root;
-  RETURN_IF_ERROR(json::ParseRootObject(input, "state patch", &scratch, &root));
   StatePatch patch;
-  absl::optional<element> upsert, remove;
-  auto handle = [&](std::string_view key, element value, const Path& field) -> absl::Status {
-    if (key == "version") {
-      absl::string_view text;
-      RETURN_IF_ERROR(json::AsString(value, field, &text));
-      if (!text.empty()) RETURN_IF_ERROR(CheckVersion(text, field));
-      patch.version = std::string(text);
-    } else if (key == "generation" || key == "baseGeneration") {
-      int64_t number = 0;
-      RETURN_IF_ERROR(
-          json::AsInteger(value, field, 0, std::numeric_limits<int64_t>::max(), &number));
-      (key == "generation" ? patch.generation : patch.base_generation) = number;
-    } else if (key == "upsert") {
-      upsert = value;
-    } else {
-      remove = value;
+  auto read = [&](Reader& r, object& root) -> absl::Status {
+    bool has_upsert = false;
+    bool has_remove = false;
+    auto handle = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
+      if (key == "version") {
+        absl::string_view text;
+        RETURN_IF_ERROR(r.AsString(v, field, &text));
+        if (!text.empty()) RETURN_IF_ERROR(CheckVersion(text, field));
+        patch.version = std::string(text);
+      } else if (key == "generation" || key == "baseGeneration") {
+        int64_t number = 0;
+        RETURN_IF_ERROR(r.AsInteger(v, field, 0, std::numeric_limits<int64_t>::max(), &number));
+        (key == "generation" ? patch.generation : patch.base_generation) = number;
+      } else {  // read below, once every member is checked
+        (key == "upsert" ? has_upsert : has_remove) = true;
+      }
+      return absl::OkStatus();
+    };
+    Path path;
+    RETURN_IF_ERROR(r.ForEachMember(
+        root, path, {"generation", "baseGeneration", "version", "upsert", "remove"}, handle));
+    // The upsert first, whatever the member order: removals are checked against it.
+    Path upsert_path = path.Field("upsert");
+    if (has_upsert) {
+      auto upsert = [&](value& v) -> absl::Status {
+        object obj;
+        RETURN_IF_ERROR(r.AsObject(v, upsert_path, &obj));
+        StateListsOptions options;
+        options.partial_servers = true;
+        auto list = [&](std::string_view key, value& items, const Path& field) -> absl::Status {
+          return ParseStateList(r, json::View(key), items, field, options, &patch.upsert);
+        };
+        return r.ForEachMember(obj, upsert_path, {"backends", "maps", "acls"}, list);
+      };
+      RETURN_IF_ERROR(r.ReadMemberAgain(root, "upsert", upsert));
+      auto check = [&](value& v) { return CheckUpsert(r, v, upsert_path, patch, held); };
+      RETURN_IF_ERROR(r.ReadMemberAgain(root, "upsert", check));
+    }
+    if (has_remove) {
+      Path remove_path = path.Field("remove");
+      auto remove = [&](value& v) { return ParseRemove(r, v, remove_path, &patch); };
+      RETURN_IF_ERROR(r.ReadMemberAgain(root, "remove", remove));
     }
     return absl::OkStatus();
   };
-  Path path;
-  RETURN_IF_ERROR(json::ForEachMember(
-      root, path, {"generation", "baseGeneration", "version", "upsert", "remove"}, handle));
-  // The upsert first, whatever the member order: removals are checked against it.
-  if (upsert) {
-    Path at = path.Field("upsert");
-    object obj;
-    RETURN_IF_ERROR(json::AsObject(*upsert, at, &obj));
-    StateListsOptions options;
-    options.partial_servers = true;
-    auto list = [&](std::string_view key, element value, const Path& field) -> absl::Status {
-      return ParseStateList(json::View(key), value, field, options, &patch.upsert);
-    };
-    RETURN_IF_ERROR(json::ForEachMember(obj, at, {"backends", "maps", "acls"}, list));
-    RETURN_IF_ERROR(CheckUpsert(*upsert, at, patch, held));
-  }
-  if (remove) RETURN_IF_ERROR(ParseRemove(*remove, path.Field("remove"), &patch));
+  RETURN_IF_ERROR(Reader::ReadObject(input, "state patch", read));
   return patch;
 }
 

@@ -23,8 +23,9 @@ struct StateListsOptions {
 bool IsStateListKey(absl::string_view key);
 
 // Reads member `key` (one of the three) with value `value` at `path` into `out`.
-absl::Status ParseStateList(absl::string_view key, json::element value, const json::Path& path,
-                            const StateListsOptions& options, DesiredState* out);
+absl::Status ParseStateList(json::Reader& reader, absl::string_view key, json::value& value,
+                            const json::Path& path, const StateListsOptions& options,
+                            DesiredState* out);
 
 // A whole-state document's lists read straight into the change from the state held: the Delta
 // DiffStates(held, <the document's state>) returns, without building that state. A listed
@@ -33,20 +34,23 @@ absl::Status ParseStateList(absl::string_view key, json::element value, const js
 // ParseStateList's. Read each list member the document has, then Finish.
 class StateListsDiff {
  public:
-  explicit StateListsDiff(const DesiredState& held);  // `held` must outlive this
+  // `reader` (the document's) and `held` must outlive this.
+  StateListsDiff(json::Reader& reader, const DesiredState& held);
 
   // Member `key` (one of the three) with value `value` at `path`.
-  absl::Status Read(absl::string_view key, json::element value, const json::Path& path);
+  absl::Status Read(absl::string_view key, json::value& value, const json::Path& path);
   // Fills `out`'s backends, maps and ACLs as DiffStates orders them: what the document no longer
   // lists (dropped) first, sorted by name, then what it changes, sorted by name.
   void Finish(Delta* out);
 
  private:
-  absl::Status ReadBackends(json::element value, const json::Path& path);
-  absl::Status ReadTables(json::element value, const json::Path& path, bool acl);
+  absl::Status ReadBackends(json::value& value, const json::Path& path);
+  absl::Status ReadTables(json::value& value, const json::Path& path, bool acl);
 
+  json::Reader& reader_;
   const DesiredState& held_;
-  // Names the document listed (views into the parser's buffer, which outlives Finish).
+  // Names the document listed (views into the document or the reader's arena: Finish runs while
+  // the reader does).
   json::SeenNames backend_names_, map_names_, acl_names_;
   std::vector<BackendDelta> backends_;  // listed and changed (or new)
   std::vector<TableDelta> maps_, acls_;

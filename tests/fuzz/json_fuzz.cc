@@ -1,7 +1,9 @@
 // The JSON codecs of the API and the journal over any bytes. Every input is read as each of:
 //   - a desired state (PUT /v1/state): one that parses must come back the same through
 //     DesiredStateToJson (desired_json.h documents it), and every name or value it holds must be
-//     safe to put in a CLI command line: no byte that ends a command or starts another;
+//     safe to put in a CLI command line: no byte that ends a command or starts another; read as
+//     the change from a fixed small held state (what a PUT does), it is the difference of that
+//     state, or the same error;
 //   - a state patch (PATCH /v1/state) against a fixed small held state: parsing never crashes;
 //     an accepted patch resolves to a Delta that, applied, leaves a state a PUT would accept (and
 //     as CLI-safe), that undone restores the held state exactly, and that survives the journal's
@@ -190,7 +192,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FuzzRecord(json);
 
   auto state = hawk::model::ParseDesiredState(json);
+  // Read as the change from a state held (a PUT's path), the document gives the difference of its
+  // state, or the same error.
+  auto delta = hawk::model::ParseDesiredStateAsDelta(json, Held());
+  HAWK_FUZZ_CHECK(delta.status() == state.status(),
+                  "a document read as a delta fails otherwise than read as a state");
   if (!state.ok()) return 0;
+  HAWK_FUZZ_CHECK(*delta == hawk::model::DiffStates(Held(), *state),
+                  "a document read as a delta is not the difference of its state");
   CheckCliSafe(*state);
   CheckCanonicalRoundTrip(*state);
   hawk::model::SnapshotSize counted;
