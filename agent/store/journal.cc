@@ -200,7 +200,6 @@ absl::StatusOr<LoadedJournal> Journal::Load() {
   const std::string& dir = options_.dir;
   std::map<uint64_t, std::string> journals;   // first seq → path
   std::map<uint64_t, std::string> snapshots;  // seq → path
-  bool legacy = false;
   {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) return ErrnoError(errno, absl::StrCat("load journal: list ", dir));
@@ -212,8 +211,6 @@ absl::StatusOr<LoadedJournal> Journal::Load() {
         journals[*journal_seq] = PathOf(entry->d_name);
       } else if (snapshot_seq) {
         snapshots[*snapshot_seq] = PathOf(entry->d_name);
-      } else if (name == kLegacyStateFileName) {
-        legacy = true;
       }
     }
     ::closedir(d);
@@ -226,7 +223,6 @@ absl::StatusOr<LoadedJournal> Journal::Load() {
   std::vector<std::string> obsolete;
   uint64_t snapshot_seq = 0;
   std::string snapshot_path;
-  std::string legacy_path = PathOf(std::string(kLegacyStateFileName));
   if (!snapshots.empty()) {
     snapshot_seq = snapshots.rbegin()->first;
     snapshot_path = snapshots.rbegin()->second;
@@ -235,11 +231,6 @@ absl::StatusOr<LoadedJournal> Journal::Load() {
     for (const auto& [seq, path] : snapshots) {
       if (seq != snapshot_seq) obsolete.push_back(path);
     }
-    if (legacy) obsolete.push_back(legacy_path);
-    legacy = false;
-  } else if (legacy) {
-    ASSIGN_OR_RETURN(loaded.snapshot, ReadFileBounded(legacy_path, options_.max_snapshot_bytes,
-                                                      "load legacy desired state"));
   }
   loaded.snapshot_seq = snapshot_seq;
 
@@ -314,7 +305,6 @@ absl::StatusOr<LoadedJournal> Journal::Load() {
   last_seq_ = written_seq_ = loaded.last_seq;
   snapshot_seq_ = snapshot_seq;
   snapshot_path_ = snapshot_path;
-  legacy_path_ = legacy ? legacy_path : "";
   state_ = State::kReady;
   return loaded;
 }
@@ -542,7 +532,6 @@ void Journal::StartCompactionWork() {
   if (!snapshot_path_.empty() && snapshot_path_ != request->path) {
     request->obsolete.push_back(snapshot_path_);
   }
-  if (!legacy_path_.empty()) request->obsolete.push_back(legacy_path_);
   compaction_->started = true;
   int rc =
       uv_queue_work(loop_, &request->req, &Journal::CompactionWork, &Journal::AfterCompactionWork);
@@ -591,7 +580,6 @@ void Journal::OnCompactionDone(CompactionRequest* request, int uv_status) {
                  files_.end());
     snapshot_seq_ = request->seq;
     snapshot_path_ = request->path;
-    legacy_path_.clear();
     ++stats_.compactions;
     stats_.snapshot_bytes_written += request->snapshot_bytes;
   }

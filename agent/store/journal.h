@@ -22,12 +22,6 @@
 //                              framing: hawk's snapshot is JSON an operator can read). Complete by
 //                              construction: written as a temporary, fsynced, renamed, dir fsynced.
 //   snapshot-<seq>.json.tmp-<pid>  a snapshot being written; Open removes those whose pid is gone.
-//   desired-state.json         legacy, the whole-state file earlier hawks rewrote on every push:
-//                              while no snapshot-* exists, Load returns it as the snapshot with
-//                              seq 0. The first compaction
-//                              deletes it (like any file a durable snapshot covers), so that no
-//                              stale copy is left for an older hawk or an operator to mistake for
-//                              the current state.
 // Record framing: see journal_format.h ([u32 length][u32 crc32c(seq, payload)][u64 seq][payload],
 // little-endian). New journal files and renames are followed by an fsync of the directory.
 //
@@ -62,7 +56,6 @@
 namespace hawk::store {
 
 // The whole-state file of hawks before the journal (loaded as snapshot 0).
-inline constexpr absl::string_view kLegacyStateFileName = "desired-state.json";
 
 struct JournalOptions {
   std::string dir;  // created with missing parents (mode 0700 for new directories)
@@ -79,7 +72,7 @@ struct JournalRecord {
 };
 
 struct LoadedJournal {
-  absl::optional<std::string> snapshot;  // the newest snapshot's bytes (or desired-state.json)
+  absl::optional<std::string> snapshot;  // the newest snapshot's bytes
   uint64_t snapshot_seq = 0;             // every record with seq <= this is in the snapshot
   std::vector<JournalRecord> records;    // seq > snapshot_seq, in order, no gaps
   uint64_t last_seq = 0;                 // max(snapshot_seq, last record's seq)
@@ -205,7 +198,6 @@ class Journal {
   uint64_t written_seq_ = 0;
   uint64_t snapshot_seq_ = 0;
   std::string snapshot_path_;  // the current snapshot-<seq>.json; "" when none
-  std::string legacy_path_;    // desired-state.json while it is the snapshot; "" otherwise
 
   std::vector<Pending> pending_;                 // appended, not yet written; seqs ascending
   std::vector<std::function<void()>> deferred_;  // compaction refusals, run after record dones

@@ -472,37 +472,6 @@ TEST_F(JournalTest, DestroyingTheJournalDropsUnwrittenRecords) {
   EXPECT_THAT(Reopen().records, IsEmpty());
 }
 
-TEST_F(JournalTest, LoadsTheLegacyStateFileAsSnapshotZeroUntilTheFirstCompaction) {
-  fs::create_directories(dir_);
-  WriteFile(dir_ + "/desired-state.json", "{\"legacy\":true}\n");
-  LoadedJournal loaded = Reopen();
-  EXPECT_EQ(loaded.snapshot, "{\"legacy\":true}\n");
-  EXPECT_EQ(loaded.snapshot_seq, 0u);
-  EXPECT_EQ(loaded.last_seq, 0u);
-  ASSERT_TRUE(AppendAndWait("change 1").ok());
-
-  loaded = Reopen();
-  EXPECT_EQ(loaded.snapshot, "{\"legacy\":true}\n");
-  EXPECT_THAT(Payloads(loaded), ElementsAre("change 1"));
-
-  ASSERT_TRUE(CompactAndWait("{\"new\":true}", 1).ok());
-  EXPECT_THAT(Files(), UnorderedElementsAre("snapshot-1.json", "journal-2.log"));
-  loaded = Reopen();
-  EXPECT_EQ(loaded.snapshot, "{\"new\":true}");
-  EXPECT_EQ(loaded.snapshot_seq, 1u);
-}
-
-TEST_F(JournalTest, ALegacyFileBesideASnapshotIsStaleAndRemoved) {
-  fs::create_directories(dir_);
-  WriteFile(dir_ + "/desired-state.json", "old");
-  WriteFile(dir_ + "/snapshot-2.json", "new");
-  WriteFile(dir_ + "/journal-1.log", Record(1, "a") + Record(2, "b") + Record(3, "c"));
-  LoadedJournal loaded = Reopen();
-  EXPECT_EQ(loaded.snapshot, "new");
-  EXPECT_THAT(Payloads(loaded), ElementsAre("c"));
-  EXPECT_THAT(Files(), UnorderedElementsAre("snapshot-2.json", "journal-1.log"));
-}
-
 // What a crash between a snapshot's rename and the deletions leaves: Load finishes the job.
 TEST_F(JournalTest, LoadDeletesWhatTheNewestSnapshotCovers) {
   fs::create_directories(dir_);
