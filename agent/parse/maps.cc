@@ -129,23 +129,4 @@ absl::Status ForEachAclEntry(absl::string_view reply, const AclEntryVisitor& on_
   });
 }
 
-absl::StatusOr<std::vector<MapEntry>> ParseMapEntries(absl::string_view reply) {
-  std::vector<MapEntry> entries;
-  absl::Status status = ForEachMapEntry(
-      reply, [&](absl::string_view ref, absl::string_view key, absl::string_view value) {
-        entries.push_back(MapEntry{std::string(ref), std::string(key), std::string(value)});
-      });
-  if (!status.ok()) return status;
-  return entries;
-}
-
-absl::StatusOr<std::vector<AclEntry>> ParseAclEntries(absl::string_view reply) {
-  std::vector<AclEntry> entries;
-  absl::Status status = ForEachAclEntry(reply, [&](absl::string_view ref, absl::string_view p) {
-    entries.push_back(AclEntry{std::string(ref), std::string(p)});
-  });
-  if (!status.ok()) return status;
-  return entries;
-}
-
 }  // namespace hawk::parse

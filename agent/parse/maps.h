@@ -34,28 +34,14 @@ struct PatternRefInfo {
   int64_t entry_cnt = -1;
 };
 
-struct MapEntry {
-  std::string ref;    // "0x557909023000": `#<ref>` names the entry in `set/del map`
-  std::string key;    // the first word
-  std::string value;  // the rest of the line, may be empty or hold spaces
-};
-
-struct AclEntry {
-  std::string ref;
-  std::string pattern;  // the rest of the line
-};
-
 // InvalidArgument when the `# id (file) description` header is missing or a row is malformed.
 absl::StatusOr<std::vector<PatternRefInfo>> ParseMapList(absl::string_view reply);
 absl::StatusOr<std::vector<PatternRefInfo>> ParseAclList(absl::string_view reply);
 
-// An empty reply is an empty map. InvalidArgument when a line does not start with a `0x…`
-// reference, which is also how "Unknown map identifier…" is reported.
-absl::StatusOr<std::vector<MapEntry>> ParseMapEntries(absl::string_view reply);
-absl::StatusOr<std::vector<AclEntry>> ParseAclEntries(absl::string_view reply);
-
-// The same, one entry at a time and without copies (a map of 100,000 entries is observed on
-// every resync): `on_entry(ref, key, value)` / `on_entry(ref, pattern)`, views into `reply`.
+// `show map <map>` / `show acl <acl>`, one entry at a time and without copies (a map of 100,000
+// entries is observed on every resync): `on_entry(ref, key, value)` / `on_entry(ref, pattern)`,
+// views into `reply`. An empty reply is an empty table. InvalidArgument when a line does not
+// start with a `0x…` reference, which is also how "Unknown map identifier…" is reported.
 using MapEntryVisitor =
     std::function<void(absl::string_view ref, absl::string_view key, absl::string_view value)>;
 using AclEntryVisitor = std::function<void(absl::string_view ref, absl::string_view pattern)>;

@@ -151,8 +151,6 @@ absl::optional<ReplyCode> ClassifyMasterError(absl::string_view reply) {
   return MatchMasterError(line);
 }
 
-bool IsMasterError(absl::string_view reply) { return ClassifyMasterError(reply).has_value(); }
-
 absl::StatusOr<int64_t> ParseNewVersion(absl::string_view reply) {
   ClassifiedReply classified = ClassifyMutationReply(reply);
   absl::string_view text = classified.text;

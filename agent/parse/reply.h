@@ -64,7 +64,6 @@ ClassifiedReply ClassifyMutationReply(absl::string_view reply);
 // reply cannot be mistaken for one: kTargetNotFound, kCantConnect or kPermissionDenied, else
 // nullopt.
 absl::optional<ReplyCode> ClassifyMasterError(absl::string_view reply);
-bool IsMasterError(absl::string_view reply);
 
 // `prepare map|acl` → "New version created: N" → N. InvalidArgument on anything else, with the
 // reply quoted.

@@ -9,34 +9,6 @@
 #include "agent/parse/text.h"
 
 namespace hawk::parse {
-namespace {
-
-constexpr size_t kMaxVersionBytes = 128;
-
-}  // namespace
-
-absl::StatusOr<std::string> ParseShowVersion(absl::string_view reply) {
-  absl::StatusOr<std::vector<internal::Line>> lines =
-      internal::SplitReplyLines("show version", reply);
-  if (!lines.ok()) return lines.status();
-  if (lines->empty()) return absl::InvalidArgumentError("show version: empty reply");
-  const internal::Line& line = lines->front();
-  if (lines->size() > 1) {
-    return internal::LineError("show version", line,
-                               absl::StrCat("expected one line, got ", lines->size()));
-  }
-  absl::string_view version = absl::StripAsciiWhitespace(line.text);
-  if (version.empty() || version.size() > kMaxVersionBytes ||
-      !absl::ascii_isdigit(static_cast<unsigned char>(version.front()))) {
-    return internal::LineError("show version", line, "expected a version like 3.4.0");
-  }
-  for (char c : version) {
-    if (!absl::ascii_isgraph(static_cast<unsigned char>(c))) {
-      return internal::LineError("show version", line, "expected a version like 3.4.0");
-    }
-  }
-  return std::string(version);
-}
 
 absl::StatusOr<VersionNumbers> ParseVersionNumbers(absl::string_view version) {
   // The numeric prefix ends at the first character that is neither a digit nor a dot.

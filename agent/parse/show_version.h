@@ -1,7 +1,7 @@
 #pragma once
 
-// Parser of `show version` (master or worker): one line such as "2.6.12-1+deb12u4",
-// "3.4.0-64a335366" or "3.5-dev5". hawk gates features on it (`hard-reload` exists from 2.9,
+// HAProxy version strings as `show proc` and `show version` print them ("2.6.12-1+deb12u4",
+// "3.4.0-64a335366", "3.5-dev5"). hawk gates features on them (`hard-reload` exists from 2.9,
 // `wait … srv-removable` from 3.0, `@@` from 3.2).
 
 #include <string>
@@ -10,10 +10,6 @@
 #include "absl/strings/string_view.h"
 
 namespace hawk::parse {
-
-// The trimmed version string. InvalidArgument when the reply is empty, spans several lines,
-// holds spaces or does not start with a digit (an error text or a help listing, say).
-absl::StatusOr<std::string> ParseShowVersion(absl::string_view reply);
 
 struct VersionNumbers {
   int major = 0;

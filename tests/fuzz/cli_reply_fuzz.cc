@@ -25,10 +25,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)parse::ParseShowSess(reply);
   (void)parse::ParseMapList(reply);
   (void)parse::ParseAclList(reply);
-  (void)parse::ParseMapEntries(reply);
-  (void)parse::ParseAclEntries(reply);
+  (void)parse::ForEachMapEntry(reply, [](auto, auto, auto) {});
+  (void)parse::ForEachAclEntry(reply, [](auto, auto) {});
   (void)parse::ParseReloadReply(reply);
-  (void)parse::ParseShowVersion(reply);
   (void)parse::ParseVersionNumbers(reply);
   (void)parse::ParseNewVersion(reply);
   (void)parse::ClassifyMutationReply(reply);

@@ -11,6 +11,37 @@
 namespace hawk::parse {
 namespace {
 
+// Whole tables collected from the visitors hawk uses, for readable assertions.
+struct MapEntry {
+  std::string ref;    // "0x557909023000": `#<ref>` names the entry in `set/del map`
+  std::string key;    // the first word
+  std::string value;  // the rest of the line, may be empty or hold spaces
+};
+
+struct AclEntry {
+  std::string ref;
+  std::string pattern;  // the rest of the line
+};
+
+absl::StatusOr<std::vector<MapEntry>> ParseMapEntries(absl::string_view reply) {
+  std::vector<MapEntry> entries;
+  absl::Status status = ForEachMapEntry(
+      reply, [&](absl::string_view ref, absl::string_view key, absl::string_view value) {
+        entries.push_back(MapEntry{std::string(ref), std::string(key), std::string(value)});
+      });
+  if (!status.ok()) return status;
+  return entries;
+}
+
+absl::StatusOr<std::vector<AclEntry>> ParseAclEntries(absl::string_view reply) {
+  std::vector<AclEntry> entries;
+  absl::Status status = ForEachAclEntry(reply, [&](absl::string_view ref, absl::string_view p) {
+    entries.push_back(AclEntry{std::string(ref), std::string(p)});
+  });
+  if (!status.ok()) return status;
+  return entries;
+}
+
 using testing::Endings;
 using ::testing::HasSubstr;
 using testing::kVersions;

@@ -62,13 +62,13 @@ TEST(ReplyTest, MasterErrorsOfEveryVersion) {
     // Recorded as the master sends it: one line, no blank line after it.
     EXPECT_EQ(pid, "Can't find the target PID matching the prefix '@!999999'\n");
     EXPECT_EQ(ClassifyMasterError(pid), ReplyCode::kTargetNotFound);
-    EXPECT_TRUE(IsMasterError(pid));
+    EXPECT_TRUE(ClassifyMasterError(pid).has_value());
     for (const char* file : {"err_no_such_backend.txt", "err_no_such_server.txt",
                              "err_unknown_command.txt", "master_help.txt", "ok_set_weight.txt",
                              "ok_set_server_addr_port.txt", "old_worker_set_server_refused.txt",
                              "show_proc.txt", "worker_show_info.txt", "reload_ok_reply.txt"}) {
       SCOPED_TRACE(file);
-      EXPECT_FALSE(IsMasterError(ReadFixture(version, file)));
+      EXPECT_FALSE(ClassifyMasterError(ReadFixture(version, file)).has_value());
     }
   }
 }
@@ -84,13 +84,14 @@ TEST(ReplyTest, RecordedMasterErrors) {
     EXPECT_EQ(ClassifyMasterError(unknown), ReplyCode::kTargetNotFound);
     std::string line = ReadFixture(version, "atat_line.txt");
     bool since_3_2 = version != "2.6" && version != "3.0";
-    EXPECT_EQ(IsMasterError(line), !since_3_2) << line;
-    EXPECT_FALSE(IsMasterError(ReadFixture(version, "reload_failed_reply.txt")));
+    EXPECT_EQ(ClassifyMasterError(line).has_value(), !since_3_2) << line;
+    EXPECT_FALSE(ClassifyMasterError(ReadFixture(version, "reload_failed_reply.txt")).has_value());
     if (since_3_2) {
       std::string starting = ReadFixture(version, "starting_worker_show_info.txt");
       EXPECT_THAT(starting, ::testing::StartsWith("Can't find the target PID matching the prefix"));
       EXPECT_EQ(ClassifyMasterError(starting), ReplyCode::kTargetNotFound);
-      EXPECT_FALSE(IsMasterError(ReadFixture(version, "reload_in_progress_reply.txt")));
+      EXPECT_FALSE(
+          ClassifyMasterError(ReadFixture(version, "reload_in_progress_reply.txt")).has_value());
     }
   }
 }

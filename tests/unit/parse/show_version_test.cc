@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/parse/fixture.h"
@@ -11,10 +12,9 @@ namespace hawk::parse {
 namespace {
 
 using testing::Endings;
-using ::testing::HasSubstr;
 using testing::ReadFixture;
 
-TEST(ShowVersionTest, Fixtures) {
+TEST(ShowVersionTest, RecordedVersionsOfEveryRelease) {
   struct Case {
     const char* version;
     const char* expected;
@@ -28,34 +28,15 @@ TEST(ShowVersionTest, Fixtures) {
   };
   for (const Case& c : cases) {
     for (const std::string& reply : Endings(ReadFixture(c.version, "show_version.txt"))) {
-      absl::StatusOr<std::string> version = ParseShowVersion(reply);
-      ASSERT_TRUE(version.ok()) << version.status();
-      EXPECT_EQ(*version, c.expected);
-      absl::StatusOr<VersionNumbers> numbers = ParseVersionNumbers(*version);
+      absl::string_view version = absl::StripAsciiWhitespace(reply);
+      EXPECT_EQ(version, c.expected);
+      absl::StatusOr<VersionNumbers> numbers = ParseVersionNumbers(version);
       ASSERT_TRUE(numbers.ok()) << numbers.status();
       EXPECT_EQ(numbers->major, c.numbers.major);
       EXPECT_EQ(numbers->minor, c.numbers.minor);
       EXPECT_EQ(numbers->patch, c.numbers.patch);
     }
   }
-}
-
-TEST(ShowVersionTest, TrimsSpaces) {
-  absl::StatusOr<std::string> version = ParseShowVersion("  3.5-dev5 \n\n");
-  ASSERT_TRUE(version.ok()) << version.status();
-  EXPECT_EQ(*version, "3.5-dev5");
-}
-
-TEST(ShowVersionTest, Errors) {
-  for (absl::string_view bad : {"", "\n\n", "   \n", "Unknown command.\n", "3.4.0\n3.4.1\n",
-                                "3.4 0\n", "v3.4\n", "3.4\x01\n"}) {
-    SCOPED_TRACE(bad);
-    absl::StatusOr<std::string> version = ParseShowVersion(bad);
-    ASSERT_FALSE(version.ok());
-    EXPECT_EQ(version.status().code(), absl::StatusCode::kInvalidArgument);
-    EXPECT_THAT(version.status().message(), HasSubstr("show version"));
-  }
-  EXPECT_FALSE(ParseShowVersion(std::string(200, '3')).ok());
 }
 
 TEST(ShowVersionTest, Numbers) {
