@@ -16,6 +16,7 @@
 #include "agent/model/patch.h"
 #include "agent/model/snapshot_size.h"
 #include "agent/plan/server_lines.h"
+#include "tests/support/model_oracle.h"
 
 namespace {
 

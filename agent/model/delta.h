@@ -151,16 +151,4 @@ struct AppliedDelta {
 AppliedDelta ApplyDelta(const Delta& delta, DesiredState* state);
 void UndoDelta(Undo undo, DesiredState* state);
 
-// The delta that turns `from` into `to` (the whole-state PUT): backends, maps and ACLs listed in
-// `to` but not in `from` are created, those only in `from` dropped; a server or entry that
-// differs is set, one that is gone is removed (a server no longer listed leaves management; a
-// map entry or ACL pattern no longer listed is deleted). O(size of both), no copies of what is
-// equal. `to` is consumed: tables and specs that differ move into the delta.
-Delta DiffStates(const DesiredState& from, DesiredState to);
-
-// The state `delta` would create from nothing (journal replay and tests).
-DesiredState StateFromDelta(const Delta& delta);
-// The delta that creates `state` from nothing (compaction writes a state as one such record).
-Delta DeltaFromState(const DesiredState& state);
-
 }  // namespace hawk::model

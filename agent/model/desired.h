@@ -56,10 +56,6 @@ struct DesiredState {
   absl::flat_hash_map<std::string, StringTable> acls;
 
   friend bool operator==(const DesiredState&, const DesiredState&) = default;
-  // Same objects and values, whatever the version label and generation.
-  bool SameContent(const DesiredState& other) const {
-    return backends == other.backends && maps == other.maps && acls == other.acls;
-  }
 
   // Lookups: nullptr when the object is not managed.
   const ServerSpec* FindServer(absl::string_view backend, absl::string_view server) const;

@@ -10,6 +10,7 @@
 #include "agent/model/desired_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_oracle.h"
 
 namespace hawk::model {
 namespace {

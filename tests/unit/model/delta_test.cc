@@ -15,6 +15,7 @@
 #include "agent/model/desired_json.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_oracle.h"
 #include "tests/unit/model/state_generator.h"
 
 namespace hawk::model {
@@ -218,7 +219,7 @@ TEST(DeltaTest, DiffStatesAppliedToFromGivesTo) {
     AppliedDelta applied = ApplyDelta(delta, &state);
     ASSERT_EQ(state, to);
     ExpectSummaryDescribes(applied.summary, from, to);
-    EXPECT_EQ(delta.empty(), from.SameContent(to));
+    EXPECT_EQ(delta.empty(), SameContent(from, to));
     UndoDelta(std::move(applied.undo), &state);
     EXPECT_EQ(state, from);
     // From nothing and back.

@@ -13,6 +13,7 @@
 #include "agent/base/status_field.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_oracle.h"
 
 namespace hawk::model {
 namespace {
@@ -183,16 +184,16 @@ TEST(DesiredJsonTest, SameContentIgnoresTheLabels) {
   DesiredState b = *a;
   b.version = "v43";
   b.generation = 43;
-  EXPECT_TRUE(a->SameContent(b));
+  EXPECT_TRUE(SameContent(*a, b));
   EXPECT_FALSE(*a == b);
   b.maps.at("/etc/haproxy/hosts.map").Set("a.example.com", "other");
-  EXPECT_FALSE(a->SameContent(b));
+  EXPECT_FALSE(SameContent(*a, b));
   DesiredState c = *a;
   c.backends.at("be_app").servers.at("SRV_1").weight = 1;
-  EXPECT_FALSE(a->SameContent(c));
+  EXPECT_FALSE(SameContent(*a, c));
   DesiredState d = *a;
   d.acls.at("/etc/haproxy/blocked.acl").Erase("10.0.0.0/8");
-  EXPECT_FALSE(a->SameContent(d));
+  EXPECT_FALSE(SameContent(*a, d));
 }
 
 // ---- The hostile corpus ----

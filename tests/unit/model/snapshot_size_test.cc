@@ -14,6 +14,7 @@
 #include "agent/model/delta.h"
 #include "agent/model/desired_json.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_oracle.h"
 #include "tests/unit/model/state_generator.h"
 
 namespace hawk::model {

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/model/delta.h"
+#include "tests/support/model_oracle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/plan/desired_builder.h"
@@ -20,7 +21,7 @@ using testing::Table;
 // Applies the change from `state` to `next` and returns its summary; `state` becomes `next`.
 model::ChangeSummary Change(model::DesiredState* state, const model::DesiredState& next) {
   model::AppliedDelta applied = model::ApplyDelta(model::DiffStates(*state, next), state);
-  EXPECT_TRUE(state->SameContent(next));
+  EXPECT_TRUE(model::SameContent(*state, next));
   return std::move(applied.summary);
 }
 

@@ -13,6 +13,7 @@
 #include "agent/parse/servers_state.h"
 #include "agent/plan/observed.h"
 #include "agent/plan/pending.h"
+#include "tests/support/model_oracle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/parse/fixture.h"
@@ -656,7 +657,7 @@ Pushes Push(model::DesiredState held, const std::vector<model::DesiredState>& ne
   for (const model::DesiredState& state : next) {
     model::AppliedDelta applied =
         model::ApplyDelta(model::DiffStates(out.desired, state), &out.desired);
-    EXPECT_TRUE(out.desired.SameContent(state));
+    EXPECT_TRUE(model::SameContent(out.desired, state));
     out.pending.Merge(applied.summary, out.desired);
   }
   return out;

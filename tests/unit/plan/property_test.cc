@@ -26,6 +26,7 @@
 #include "agent/model/desired.h"
 #include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
+#include "tests/support/model_oracle.h"
 #include "gtest/gtest.h"
 #include "tests/unit/plan/desired_builder.h"
 #include "tests/unit/plan/hostile.h"
@@ -608,7 +609,7 @@ void CheckIncrementalProperty(int cases, uint32_t seed, bool blank_keys) {
     for (size_t d = 0; d < deltas; ++d) {
       model::DesiredState next = Mutate(rng, state, blank_keys);
       model::AppliedDelta applied = model::ApplyDelta(model::DiffStates(state, next), &state);
-      ASSERT_TRUE(state.SameContent(next));
+      ASSERT_TRUE(model::SameContent(state, next));
       pending.Merge(applied.summary, state);
       // The reconciler plans whenever the worker is free: after some pushes, not after others.
       if (d + 1 == deltas || OneIn(rng, 3)) {

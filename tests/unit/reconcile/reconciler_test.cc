@@ -33,6 +33,7 @@
 #include "agent/registry/registry.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/timer.h"
+#include "tests/support/model_oracle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/support/run_loop_until.h"
