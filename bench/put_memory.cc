@@ -52,6 +52,7 @@
 namespace {
 
 using hawk::bench::Ms;
+using hawk::bench::Percentile;
 using hawk::model::Delta;
 using hawk::model::DesiredState;
 using Clock = std::chrono::steady_clock;
@@ -141,11 +142,6 @@ bool IsTheOneChange(const Delta& delta) {
   return delta.backends.empty() && delta.acls.empty() && delta.maps.size() == 1 &&
          delta.maps[0].set.size() == 1 && delta.maps[0].erase.empty() &&
          delta.maps[0].set.Find("host5.example.com") == "be_X";
-}
-
-double Percentile(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(q * (v.size() - 1))];
 }
 
 void RunWay(const Way& way, int puts) {

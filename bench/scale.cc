@@ -76,6 +76,7 @@ using hawk::bench::Haproxy;
 using hawk::bench::Median;
 using hawk::bench::Ms;
 using hawk::bench::ParseHaproxy;
+using hawk::bench::Percentile;
 using hawk::bench::PromptCli;
 using hawk::bench::ShellWord;
 using hawk::bench::VersionLine;
@@ -245,13 +246,6 @@ std::string UtcNow() {
   char buffer[32];
   std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M UTC", &tm);
   return buffer;
-}
-
-// Nearest-rank percentile; `values` must not be empty.
-double Percentile(std::vector<double> values, double q) {
-  std::sort(values.begin(), values.end());
-  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
-  return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
 }
 
 // ---------------------------------------------------------------------------------------------
