@@ -27,8 +27,8 @@
 #include "agent/model/patch.h"
 #include "agent/model/reload_json.h"
 #include "agent/model/snapshot_size.h"
-#include "tests/support/model_oracle.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/support/model_oracle.h"
 
 namespace {
 

@@ -29,9 +29,9 @@
 #include "agent/registry/registry.h"
 #include "agent/store/journal.h"
 #include "agent/uv/loop.h"
-#include "tests/support/model_oracle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_oracle.h"
 #include "tests/support/run_loop_until.h"
 
 namespace hawk::api {

@@ -6,9 +6,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/model/delta.h"
-#include "tests/support/model_oracle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_oracle.h"
 #include "tests/unit/plan/desired_builder.h"
 
 namespace hawk::plan {

@@ -18,9 +18,9 @@
 #include "agent/model/delta.h"
 #include "agent/parse/servers_state.h"
 #include "agent/plan/pending.h"
-#include "tests/support/model_oracle.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/support/model_oracle.h"
 #include "tests/unit/parse/fixture.h"
 #include "tests/unit/plan/desired_builder.h"
 
