@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "agent/base/log.h"
+#include "agent/base/unique_fd.h"
 
 namespace hawk::auth {
 namespace {
@@ -20,7 +21,7 @@ constexpr size_t kMaxTokenBytes = 4096;
 // A token file is small; anything larger is not a token file.
 constexpr size_t kMaxTokenFileBytes = 64 * 1024;
 
-absl::Status ErrnoError(absl::string_view path, absl::string_view what, int error) {
+absl::Status TokenFileError(absl::string_view path, absl::string_view what, int error) {
   return absl::FailedPreconditionError(
       absl::StrCat("--token-file ", path, ": ", what, ": ", std::strerror(error)));
 }
@@ -96,7 +97,7 @@ absl::Status TokenFile::Refresh() {
     Identity missing;
     if (refused_ == missing) return absl::OkStatus();
     refused_ = missing;
-    return ErrnoError(path_, "cannot read it", errno);
+    return TokenFileError(path_, "cannot read it", errno);
   }
   Identity seen{info.st_dev, info.st_ino, info.st_size, info.st_mtim};
   if (seen == read_ || seen == refused_) return absl::OkStatus();
@@ -112,22 +113,19 @@ absl::Status TokenFile::Refresh() {
     return refuse(absl::FailedPreconditionError(absl::StrCat(
         "--token-file ", path_, ": ", info.st_size, " bytes is too large for a token file")));
   }
-  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return refuse(ErrnoError(path_, "cannot open it", errno));
+  base::UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return refuse(TokenFileError(path_, "cannot open it", errno));
   std::string text(kMaxTokenFileBytes + 1, '\0');
   size_t filled = 0;
   while (filled < text.size()) {
-    ssize_t n = ::read(fd, text.data() + filled, text.size() - filled);
+    ssize_t n = ::read(fd.get(), text.data() + filled, text.size() - filled);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
-      int error = errno;
-      ::close(fd);
-      return refuse(ErrnoError(path_, "cannot read it", error));
+      return refuse(TokenFileError(path_, "cannot read it", errno));
     }
     if (n == 0) break;
     filled += static_cast<size_t>(n);
   }
-  ::close(fd);
   text.resize(filled);
   absl::StatusOr<std::string> token = ParseTokenFile(text, path_);
   if (!token.ok()) return refuse(token.status());

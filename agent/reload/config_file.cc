@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "agent/base/errno_status.h"
 #include "agent/store/atomic_file.h"
 
 namespace hawk::reload {
@@ -75,7 +76,7 @@ absl::Status ConfigFile::Restore(const PreviousConfig& previous) const {
     return WriteLikeConfig(path_, *previous.contents, "restore the previous configuration");
   }
   if (::unlink(path_.c_str()) == 0) return absl::OkStatus();
-  return absl::ErrnoToStatus(errno, absl::StrCat("remove ", path_));
+  return base::ErrnoError(errno, "remove ", path_);
 }
 
 }  // namespace hawk::reload

@@ -8,19 +8,15 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
+#include "agent/base/errno_status.h"
 #include "agent/base/unique_fd.h"
 
 namespace hawk::store {
 namespace {
 
 using Fd = base::UniqueFd;
+using base::ErrnoError;
 using base::WriteAll;
-
-// `what: operation path: strerror(err)`, with the code errno maps to.
-absl::Status ErrnoError(int err, absl::string_view what, absl::string_view operation,
-                        absl::string_view path) {
-  return absl::ErrnoToStatus(err, absl::StrCat(what, ": ", operation, " ", path));
-}
 
 std::string DirectoryOf(const std::string& path) {
   size_t slash = path.rfind('/');
@@ -59,7 +55,7 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
 
 absl::StatusOr<FileOwnership> OwnershipOf(const std::string& path, absl::string_view what) {
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) return ErrnoError(errno, what, "stat", path);
+  if (::stat(path.c_str(), &st) != 0) return ErrnoError(errno, what, ": stat ", path);
   return FileOwnership{static_cast<mode_t>(st.st_mode & 07777), st.st_uid, st.st_gid};
 }
 
@@ -69,11 +65,11 @@ absl::Status WriteAtomically(const std::string& path, absl::string_view contents
                              const FileOwnership* ownership, absl::string_view what) {
   std::string temp = absl::StrCat(path, kTempSuffix, ::getpid());
   Fd fd(CreateExclusive(temp, mode));
-  if (fd.get() < 0) return ErrnoError(errno, what, "create", temp);
+  if (fd.get() < 0) return ErrnoError(errno, what, ": create ", temp);
   // From here on, every failure removes the temporary file; `err` is read before unlink runs.
   auto fail = [&](int err, absl::string_view operation, absl::string_view target) {
     ::unlink(temp.c_str());
-    return ErrnoError(err, what, operation, target);
+    return ErrnoError(err, what, ": ", operation, " ", target);
   };
   if (ownership != nullptr) {
     // Before the chmod: a chown may clear set-id bits. Only root may give a file away; anyone
@@ -93,23 +89,26 @@ absl::Status WriteAtomically(const std::string& path, absl::string_view contents
     return fail(errno, absl::StrCat("rename ", temp, " to"), path);
   }
   // The rename is durable only once the directory entry is.
-  std::string dir = DirectoryOf(path);
-  Fd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.get() < 0) return ErrnoError(errno, what, "open directory", dir);
-  if (::fsync(dir_fd.get()) != 0) return ErrnoError(errno, what, "fsync directory", dir);
-  return absl::OkStatus();
+  return SyncDirectory(DirectoryOf(path), what);
 }
 
 }  // namespace
+
+absl::Status SyncDirectory(const std::string& dir, absl::string_view what) {
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoError(errno, what, ": open directory ", dir);
+  if (::fsync(fd.get()) != 0) return ErrnoError(errno, what, ": fsync directory ", dir);
+  return absl::OkStatus();
+}
 
 absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_bytes,
                                             absl::string_view what) {
   // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer (and block the
   // loop); it has no effect on the regular files read here, and anything else is refused below.
   Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK));
-  if (fd.get() < 0) return ErrnoError(errno, what, "open", path);
+  if (fd.get() < 0) return ErrnoError(errno, what, ": open ", path);
   struct stat st;
-  if (::fstat(fd.get(), &st) != 0) return ErrnoError(errno, what, "stat", path);
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError(errno, what, ": stat ", path);
   if (!S_ISREG(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat(what, ": ", path, " is not a regular file"));
   }
@@ -124,7 +123,7 @@ absl::StatusOr<std::string> ReadFileBounded(const std::string& path, size_t max_
     ssize_t n = ::read(fd.get(), buffer, sizeof(buffer));
     if (n < 0) {
       if (errno == EINTR) continue;
-      return ErrnoError(errno, what, "read", path);
+      return ErrnoError(errno, what, ": read ", path);
     }
     if (n == 0) break;
     contents.append(buffer, static_cast<size_t>(n));

@@ -33,6 +33,10 @@ inline constexpr absl::string_view kTempSuffix = ".tmp-";
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents, mode_t mode,
                                  absl::string_view what);
 
+// Makes a directory's entries durable: needed after creating or renaming a file in it, and
+// before deleting what a just-renamed file covers. Errors name `what` and the directory.
+absl::Status SyncDirectory(const std::string& dir, absl::string_view what);
+
 // What a file that hawk replaces must keep: its permission bits, owner and group.
 struct FileOwnership {
   mode_t mode = 0;  // permission bits (07777)

@@ -16,17 +16,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "agent/base/errno_status.h"
 #include "agent/base/unique_fd.h"
 
 namespace hawk::store {
 namespace {
 
 using Fd = base::UniqueFd;
+using base::ErrnoError;
 using base::WriteAll;
-
-absl::Status ErrnoError(int err, absl::string_view operation, absl::string_view path) {
-  return absl::ErrnoToStatus(err, absl::StrCat(operation, " ", path));
-}
 
 // `path` made absolute (against the working directory) without empty or `.` components.
 // InvalidArgument, naming `what`, when it has a `..` component: resolving one from the text alone
@@ -36,7 +34,7 @@ absl::StatusOr<std::string> Normalize(const std::string& path, absl::string_view
   if (!absl::StartsWith(path, "/")) {
     char cwd[PATH_MAX];
     if (::getcwd(cwd, sizeof(cwd)) == nullptr) {
-      return ErrnoError(errno, absl::StrCat(what, ": getcwd for"), path);
+      return ErrnoError(errno, what, ": getcwd for ", path);
     }
     absolute = absl::StrCat(cwd, "/", path);
   }
@@ -91,7 +89,7 @@ absl::StatusOr<struct stat> StatRegular(int parent, const std::string& name,
     if (err == ENOENT) {
       return absl::NotFoundError("no such file: hawk replaces only files that exist");
     }
-    return ErrnoError(err, "stat", path);
+    return ErrnoError(err, "stat ", path);
   }
   if (S_ISLNK(st.st_mode)) {
     return absl::FailedPreconditionError(
@@ -115,8 +113,8 @@ absl::StatusOr<std::unique_ptr<ConfinedDir>> ConfinedDir::Create(const std::stri
   absl::StatusOr<std::string> path = Normalize(dir, options.name);
   if (!path.ok()) return path.status();
   Fd fd(::open(path->c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoError(errno, absl::StrCat(options.name, ": open"), *path);
-  std::unique_ptr<ConfinedDir> confined(new ConfinedDir(fd.Release(), *path, std::move(options)));
+  if (fd.get() < 0) return ErrnoError(errno, options.name, ": open ", *path);
+  std::unique_ptr<ConfinedDir> confined(new ConfinedDir(std::move(fd), *path, std::move(options)));
   const ConfinedDirOptions& opts = confined->options_;
   for (const ConfinedDirOptions::Excluded& excluded : opts.excluded) {
     if (excluded.path.empty()) continue;
@@ -129,7 +127,7 @@ absl::StatusOr<std::unique_ptr<ConfinedDir>> ConfinedDir::Create(const std::stri
       entry.device = static_cast<uint64_t>(st.st_dev);
       entry.inode = static_cast<uint64_t>(st.st_ino);
     } else if (errno != ENOENT) {
-      return ErrnoError(errno, absl::StrCat(excluded.name, ": stat"), *excluded_path);
+      return ErrnoError(errno, excluded.name, ": stat ", *excluded_path);
     }
     if (IsInside(*path, entry.path)) {
       return absl::PermissionDeniedError(absl::StrCat(opts.name, " ", *path, " is inside ",
@@ -139,7 +137,7 @@ absl::StatusOr<std::unique_ptr<ConfinedDir>> ConfinedDir::Create(const std::stri
     confined->excluded_.push_back(std::move(entry));
   }
   // The directory, or one above it, may be an excluded one under another path: walk up to "/".
-  Fd cur(::openat(confined->fd_, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  Fd cur(::openat(confined->fd_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   for (int level = 0; cur.get() >= 0 && level < 4096; ++level) {
     struct stat st {};
     if (::fstat(cur.get(), &st) != 0) break;
@@ -160,18 +158,20 @@ absl::StatusOr<std::unique_ptr<ConfinedDir>> ConfinedDir::Create(const std::stri
   return confined;
 }
 
-ConfinedDir::ConfinedDir(int fd, std::string path, ConfinedDirOptions options)
-    : fd_(fd), device_(0), inode_(0), path_(std::move(path)), options_(std::move(options)) {
+ConfinedDir::ConfinedDir(base::UniqueFd fd, std::string path, ConfinedDirOptions options)
+    : fd_(std::move(fd)),
+      device_(0),
+      inode_(0),
+      path_(std::move(path)),
+      options_(std::move(options)) {
   struct stat st {};
-  if (::fstat(fd_, &st) == 0) {
+  if (::fstat(fd_.get(), &st) == 0) {
     device_ = static_cast<uint64_t>(st.st_dev);
     inode_ = static_cast<uint64_t>(st.st_ino);
   }
 }
 
-ConfinedDir::~ConfinedDir() {
-  if (fd_ >= 0) ::close(fd_);
-}
+ConfinedDir::~ConfinedDir() = default;
 
 absl::StatusOr<ConfinedDir::Target> ConfinedDir::Resolve(absl::string_view path) const {
   if (path.empty()) return absl::InvalidArgumentError("empty path");
@@ -229,7 +229,7 @@ absl::StatusOr<int> ConfinedDir::OpenParent(const std::vector<std::string>& comp
     struct open_how how {};
     how.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC;
     how.resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
-    long fd = ::syscall(SYS_openat2, fd_, parent.c_str(), &how, sizeof(how));
+    long fd = ::syscall(SYS_openat2, fd_.get(), parent.c_str(), &how, sizeof(how));
     if (fd >= 0) return static_cast<int>(fd);
     // Older kernels answer ENOSYS, some seccomp profiles EPERM: walk from now on. Any other
     // failure (ELOOP for a symlink, ENOENT, …): the walk finds out which component is to blame,
@@ -240,8 +240,8 @@ absl::StatusOr<int> ConfinedDir::OpenParent(const std::vector<std::string>& comp
 }
 
 absl::StatusOr<int> ConfinedDir::WalkToParent(const std::vector<std::string>& components) const {
-  Fd cur(::openat(fd_, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
-  if (cur.get() < 0) return ErrnoError(errno, "open", path_);
+  Fd cur(::openat(fd_.get(), ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (cur.get() < 0) return ErrnoError(errno, "open ", path_);
   std::string so_far = path_;
   for (size_t i = 0; i + 1 < components.size(); ++i) {
     const std::string& component = components[i];
@@ -259,12 +259,12 @@ absl::StatusOr<int> ConfinedDir::WalkToParent(const std::vector<std::string>& co
           return absl::FailedPreconditionError(absl::StrCat(so_far, " is not a directory"));
         }
       }
-      return ErrnoError(err, "open directory", so_far);
+      return ErrnoError(err, "open directory ", so_far);
     }
     cur = std::move(next);
   }
   int parent = ::openat(cur.get(), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (parent < 0) return ErrnoError(errno, "open directory", so_far);
+  if (parent < 0) return ErrnoError(errno, "open directory ", so_far);
   return parent;
 }
 
@@ -275,7 +275,7 @@ absl::Status ConfinedDir::CheckNotExcluded(int fd, size_t depth) const {
   Fd cur(::openat(fd, ".", O_PATH | O_DIRECTORY | O_CLOEXEC));
   for (size_t level = 0;; ++level) {
     struct stat st {};
-    if (cur.get() < 0 || ::fstat(cur.get(), &st) != 0) return ErrnoError(errno, "stat", "..");
+    if (cur.get() < 0 || ::fstat(cur.get(), &st) != 0) return ErrnoError(errno, "stat ..");
     uint64_t device = static_cast<uint64_t>(st.st_dev);
     uint64_t inode = static_cast<uint64_t>(st.st_ino);
     if (level == depth) {
@@ -323,7 +323,7 @@ absl::StatusOr<ConfinedFile> ConfinedDir::Replace(absl::string_view path,
     if (fd.get() < 0 && errno != EEXIST) break;
   }
   std::string temp_path = absl::StrCat(target.absolute, temp.substr(target.name.size()));
-  if (fd.get() < 0) return ErrnoError(errno, "create", temp_path);
+  if (fd.get() < 0) return ErrnoError(errno, "create ", temp_path);
   // From here on, every failure removes the temporary file (the status, errno included, is made
   // before unlinkat runs).
   auto fail = [&](absl::Status status) {
@@ -335,16 +335,16 @@ absl::StatusOr<ConfinedFile> ConfinedDir::Replace(absl::string_view path,
   uid_t euid = ::geteuid();
   uid_t uid = euid == 0 || kept.uid == euid ? kept.uid : static_cast<uid_t>(-1);
   if (::fchown(fd.get(), uid, kept.gid) != 0) {
-    return fail(ErrnoError(errno, absl::StrCat("keep group ", kept.gid, " on"), temp_path));
+    return fail(ErrnoError(errno, "keep group ", kept.gid, " on ", temp_path));
   }
-  if (::fchmod(fd.get(), kept.mode) != 0) return fail(ErrnoError(errno, "chmod", temp_path));
+  if (::fchmod(fd.get(), kept.mode) != 0) return fail(ErrnoError(errno, "chmod ", temp_path));
   if (int err = WriteAll(fd.get(), contents); err != 0) {
-    return fail(ErrnoError(err, "write", temp_path));
+    return fail(ErrnoError(err, "write ", temp_path));
   }
-  if (::fsync(fd.get()) != 0) return fail(ErrnoError(errno, "fsync", temp_path));
+  if (::fsync(fd.get()) != 0) return fail(ErrnoError(errno, "fsync ", temp_path));
   struct stat written {};
-  if (::fstat(fd.get(), &written) != 0) return fail(ErrnoError(errno, "stat", temp_path));
-  if (int err = fd.Close(); err != 0) return fail(ErrnoError(err, "close", temp_path));
+  if (::fstat(fd.get(), &written) != 0) return fail(ErrnoError(errno, "stat ", temp_path));
+  if (int err = fd.Close(); err != 0) return fail(ErrnoError(err, "close ", temp_path));
   // The file may have been swapped for a symlink (or another file) while this one was written.
   absl::StatusOr<struct stat> now = StatRegular(parent, target.name, target.absolute);
   if (!now.ok()) {
@@ -356,10 +356,10 @@ absl::StatusOr<ConfinedFile> ConfinedDir::Replace(absl::string_view path,
         "replaced by another file while hawk wrote it; left as it is"));
   }
   if (::renameat(parent, temp.c_str(), parent, target.name.c_str()) != 0) {
-    return fail(ErrnoError(errno, absl::StrCat("rename ", temp_path, " to"), target.absolute));
+    return fail(ErrnoError(errno, "rename ", temp_path, " to ", target.absolute));
   }
   // The rename is durable only once the directory entry is.
-  if (::fsync(parent) != 0) return ErrnoError(errno, "fsync directory of", target.absolute);
+  if (::fsync(parent) != 0) return ErrnoError(errno, "fsync directory of ", target.absolute);
   return FileOf(written);
 }
 

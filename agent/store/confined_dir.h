@@ -35,6 +35,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "agent/base/unique_fd.h"
 #include "agent/store/atomic_file.h"
 
 namespace hawk::store {
@@ -98,7 +99,7 @@ class ConfinedDir {
     uint64_t inode = 0;
   };
 
-  ConfinedDir(int fd, std::string path, ConfinedDirOptions options);
+  ConfinedDir(base::UniqueFd fd, std::string path, ConfinedDirOptions options);
   absl::StatusOr<Target> Resolve(absl::string_view path) const;
   // The parent directory of `components`' last one, opened for reading (fsync needs that).
   absl::StatusOr<int> OpenParent(const std::vector<std::string>& components) const;
@@ -107,8 +108,8 @@ class ConfinedDir {
   // inside one, or is not below path() after all (moved meanwhile).
   absl::Status CheckNotExcluded(int fd, size_t depth) const;
 
-  int fd_;           // O_PATH | O_DIRECTORY
-  uint64_t device_;  // of the directory
+  base::UniqueFd fd_;  // O_PATH | O_DIRECTORY
+  uint64_t device_;    // of the directory
   uint64_t inode_;
   std::string path_;
   ConfinedDirOptions options_;

@@ -22,6 +22,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "agent/base/errno_status.h"
 #include "agent/base/status_macros.h"
 #include "agent/base/unique_fd.h"
 #include "agent/store/atomic_file.h"
@@ -31,10 +32,8 @@
 namespace hawk::store {
 namespace {
 
-// `message: strerror(err)`, with the code errno maps to (see journal.h).
-absl::Status ErrnoError(int err, absl::string_view message) {
-  return absl::ErrnoToStatus(err, message);
-}
+using base::ErrnoError;
+using base::WriteAll;
 
 // The same error with `context: ` in front of its message.
 absl::Status Prefixed(const absl::Status& status, absl::string_view context) {
@@ -53,20 +52,10 @@ absl::Status MakeDirectories(const std::string& dir) {
   for (size_t slash = dir.find('/', 1);; slash = dir.find('/', slash + 1)) {
     std::string prefix = dir.substr(0, slash);
     if (::mkdir(prefix.c_str(), 0700) != 0 && errno != EEXIST) {
-      return ErrnoError(errno, absl::StrCat("open journal directory ", dir, ": mkdir ", prefix));
+      return ErrnoError(errno, "open journal directory ", dir, ": mkdir ", prefix);
     }
     if (slash == std::string::npos) return absl::OkStatus();
   }
-}
-
-// Makes the directory's entries durable: needed after creating or renaming a file in it, and
-// before deleting what a just-renamed snapshot covers.
-absl::Status SyncDirectory(const std::string& dir, absl::string_view what) {
-  base::UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0) return ErrnoError(errno, absl::StrCat(what, ": open directory ", dir));
-  if (::fsync(fd.get()) != 0)
-    return ErrnoError(errno, absl::StrCat(what, ": fsync directory ", dir));
-  return absl::OkStatus();
 }
 
 // Removes `snapshot-<seq>.json.tmp-<pid>` files whose process no longer exists (a crash, or a
@@ -84,34 +73,6 @@ void RemoveStaleTempFiles(const std::string& dir) {
     ::unlink(absl::StrCat(dir, "/", entry->d_name).c_str());
   }
   ::closedir(d);
-}
-
-// 0, or the errno of the failed writev. Partial writes continue where they stopped; more than
-// IOV_MAX pieces go out in several calls (still one fdatasync for the batch).
-int WriteAll(int fd, std::vector<iovec>& pieces) {
-  size_t index = 0;
-  while (index < pieces.size()) {
-    int count = static_cast<int>(std::min<size_t>(pieces.size() - index, IOV_MAX));
-    ssize_t n = ::writev(fd, &pieces[index], count);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return errno;
-    }
-    if (n == 0) return EIO;  // no progress on a regular file: do not spin
-    size_t left = static_cast<size_t>(n);
-    while (left > 0) {
-      iovec& piece = pieces[index];
-      if (left >= piece.iov_len) {
-        left -= piece.iov_len;
-        ++index;
-      } else {
-        piece.iov_base = static_cast<char*>(piece.iov_base) + left;
-        piece.iov_len -= left;
-        left = 0;
-      }
-    }
-  }
-  return 0;
 }
 
 }  // namespace
@@ -153,7 +114,6 @@ Journal::~Journal() {
   // lifetime_.
   uv::CloseAndFree(check_);
   uv::CloseAndFree(idle_);
-  if (fd_ >= 0) ::close(fd_);
 }
 
 absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(uv_loop_t* loop, JournalOptions options) {
@@ -170,7 +130,7 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(uv_loop_t* loop, JournalO
   RETURN_IF_ERROR(MakeDirectories(dir));
   struct stat st;
   if (::stat(dir.c_str(), &st) != 0) {
-    return ErrnoError(errno, absl::StrCat("open journal directory ", dir, ": stat"));
+    return ErrnoError(errno, "open journal directory ", dir, ": stat");
   }
   if (!S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(
@@ -178,11 +138,10 @@ absl::StatusOr<std::unique_ptr<Journal>> Journal::Open(uv_loop_t* loop, JournalO
   }
   // access(W_OK) would be wrong for root and for read-only mounts: try what appending does.
   std::string probe = absl::StrCat(dir, "/.hawk-write-probe-", ::getpid());
-  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) {
-    return ErrnoError(errno, absl::StrCat("open journal directory ", dir, ": create ", probe));
-  }
-  ::close(fd);
+  base::UniqueFd fd(
+      ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600));
+  if (!fd.valid()) return ErrnoError(errno, "open journal directory ", dir, ": create ", probe);
+  fd.Reset();
   ::unlink(probe.c_str());
   RemoveStaleTempFiles(dir);
   return std::unique_ptr<Journal>(new Journal(loop, std::move(options)));
@@ -202,7 +161,7 @@ absl::StatusOr<LoadedJournal> Journal::Load() {
   std::map<uint64_t, std::string> snapshots;  // seq → path
   {
     DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return ErrnoError(errno, absl::StrCat("load journal: list ", dir));
+    if (d == nullptr) return ErrnoError(errno, "load journal: list ", dir);
     while (struct dirent* entry = ::readdir(d)) {
       absl::string_view name(entry->d_name);
       absl::optional<uint64_t> journal_seq = ParseJournalFileName(name);
@@ -314,22 +273,20 @@ absl::Status Journal::OpenActive(bool create) {
   int flags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW;
   // O_EXCL: a new file never reuses a name, so existing records are never overwritten.
   if (create) flags |= O_CREAT | O_EXCL;
-  int fd = ::open(path.c_str(), flags, 0600);
-  if (fd < 0) {
-    return ErrnoError(errno,
-                      absl::StrCat(create ? "create journal file " : "open journal file ", path));
+  base::UniqueFd fd(::open(path.c_str(), flags, 0600));
+  if (!fd.valid()) {
+    return ErrnoError(errno, create ? "create journal file " : "open journal file ", path);
   }
   if (create) {
     if (absl::Status status =
             SyncDirectory(options_.dir, absl::StrCat("create journal file ", path));
         !status.ok()) {
-      ::close(fd);
+      fd.Reset();
       ::unlink(path.c_str());
       return status;
     }
   }
-  if (fd_ >= 0) ::close(fd_);
-  fd_ = fd;
+  fd_ = std::move(fd);
   return absl::OkStatus();
 }
 
@@ -436,12 +393,12 @@ absl::Status Journal::WriteBatch(const std::vector<Pending>& batch) {
   std::string what =
       first == last ? absl::StrCat("append journal record ", first, " to ", file.path)
                     : absl::StrCat("append journal records ", first, "..", last, " to ", file.path);
-  int err = WriteAll(fd_, pieces);
+  int err = WriteAll(fd_.get(), pieces.data(), pieces.size());
   if (err == 0) {
     ++stats_.fdatasyncs;
     // fdatasync suffices: with O_APPEND the size is the only metadata a read-back needs, and
     // fdatasync flushes it.
-    if (::fdatasync(fd_) != 0) {
+    if (::fdatasync(fd_.get()) != 0) {
       err = errno;
       what = absl::StrCat(what, " (fdatasync)");
     }
@@ -458,7 +415,7 @@ absl::Status Journal::WriteBatch(const std::vector<Pending>& batch) {
   absl::Status status = ErrnoError(err, what);
   // Cut the partial or unsynced batch off, so that the next batch never lands after garbage
   // (which Load would report as damage, not as a torn tail).
-  if (::ftruncate(fd_, static_cast<off_t>(file.bytes)) != 0 || ::fdatasync(fd_) != 0) {
+  if (::ftruncate(fd_.get(), static_cast<off_t>(file.bytes)) != 0 || ::fdatasync(fd_.get()) != 0) {
     int truncate_err = errno;
     state_ = State::kBroken;
     broken_ = absl::UnavailableError(absl::StrCat(

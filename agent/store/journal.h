@@ -52,6 +52,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
 #include "agent/base/lifetime.h"
+#include "agent/base/unique_fd.h"
 
 namespace hawk::store {
 
@@ -193,7 +194,7 @@ class Journal {
   absl::Status broken_;  // why, in kBroken
 
   std::vector<File> files_;  // live journal files by first_seq; back() is the one appended to
-  int fd_ = -1;              // files_.back(), O_APPEND
+  base::UniqueFd fd_;        // files_.back(), O_APPEND
   uint64_t last_seq_ = 0;
   uint64_t written_seq_ = 0;
   uint64_t snapshot_seq_ = 0;
