@@ -117,7 +117,8 @@ Reloader::Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerR
       config_file_(options_.config_path),
       start_timer_(loop),
       step_timer_(loop),
-      deadline_(loop) {}
+      deadline_(loop),
+      table_files_(options_.table_files_dir, options_.no_table_files_dir) {}
 
 // The round in progress goes with its candidate file (removed) and its `haproxy -c` (killed).
 Reloader::~Reloader() = default;
@@ -477,42 +478,21 @@ void Reloader::ListTables() {
     SendReload();
     return;
   }
-  LoadedTables loaded;
   const model::WorkerReport* current = registry_->report().Current();
-  if (options_.table_files_dir == nullptr) {
-    loaded.error = options_.no_table_files_dir;
-  } else if (current == nullptr) {
-    loaded.error = "no current worker to tell which files HAProxy loaded";
-  }
-  if (!loaded.error.empty()) {
+  if (!table_files_.has_dir() || current == nullptr) {
+    LoadedTables loaded;
+    loaded.error = table_files_.has_dir() ? "no current worker to tell which files HAProxy loaded"
+                                          : table_files_.no_dir();
     WriteTableFiles(loaded);
     return;
   }
-  loaded.pid = current->pid;
   uint64_t id = round_->id;
-  client_->Submit(
-      {cli::ForWorker(current->pid, "show map"), cli::ForWorker(current->pid, "show acl")},
-      lifetime_.Guard(
-          [this, id, loaded = std::move(loaded)](std::vector<cli::CommandResult> results) mutable {
-            if (!round_ || round_->id != id) return;
-            for (bool acl : {false, true}) {
-              const cli::CommandResult& result = results[acl ? 1 : 0];
-              absl::StatusOr<std::vector<parse::PatternRefInfo>> listed =
-                  !result.ok() ? result.status()
-                  : acl        ? parse::ParseAclList(*result)
-                               : parse::ParseMapList(*result);
-              if (!listed.ok()) {
-                loaded.error = absl::StrCat("the current worker's list of ", acl ? "ACLs" : "maps",
-                                            " could not be read: ", listed.status().message());
-                break;
-              }
-              absl::flat_hash_set<std::string>& files = acl ? loaded.acls : loaded.maps;
-              for (parse::PatternRefInfo& ref : *listed) {
-                if (!ref.file.empty()) files.insert(std::move(ref.file));  // inline ACLs: none
-              }
-            }
-            WriteTableFiles(loaded);
-          }));
+  int pid = current->pid;
+  client_->Submit({cli::ForWorker(pid, "show map"), cli::ForWorker(pid, "show acl")},
+                  lifetime_.Guard([this, id, pid](std::vector<cli::CommandResult> results) {
+                    if (!round_ || round_->id != id) return;
+                    WriteTableFiles(ParseLoadedTables(pid, results[0], results[1]));
+                  }));
 }
 
 void Reloader::WriteTableFiles(const LoadedTables& loaded) {
@@ -521,73 +501,20 @@ void Reloader::WriteTableFiles(const LoadedTables& loaded) {
     SendReload();
     return;
   }
-  uint64_t started_ns = uv_hrtime();
-  absl::flat_hash_map<std::string, int64_t> maps;
-  absl::flat_hash_map<std::string, int64_t> acls;
-  size_t entries = 0;
-  size_t written = 0;
-  size_t unchanged = 0;
-  std::vector<std::string> skipped;
-  auto write = [&](bool acl, const std::string& name, const model::StringTable& table,
-                   absl::flat_hash_map<std::string, int64_t>* held) {
-    absl::string_view kind = acl ? "ACL" : "map";
-    auto skip = [&](absl::string_view why) {
-      skipped.push_back(absl::StrCat(kind, " ", name, ": ", why));
-    };
-    if (!loaded.error.empty()) return skip(loaded.error);
-    // Only a file HAProxy itself loaded this table from, by the very path it lists: a name an API
-    // client made up names no file hawk may write.
-    if (!(acl ? loaded.acls : loaded.maps).contains(name)) {
-      return skip(absl::StrCat("the current worker (pid ", loaded.pid,
-                               ") did not load it from this file (`show ", acl ? "acl" : "map",
-                               "` lists no such file)"));
-    }
-    if (!absl::StartsWith(name, "/")) {
-      return skip(
-          "a relative path: HAProxy resolved it from its own working directory, which hawk "
-          "cannot tell");
-    }
-    std::string key = absl::StrCat(kind, ":", name);
-    // The file as it is now: inside --table-files-dir, a regular file reached without a symlink.
-    absl::StatusOr<store::ConfinedFile> file = options_.table_files_dir->Lookup(name);
-    if (!file.ok()) return skip(file.status().message());
-    auto as_written = [](const store::ConfinedFile& f) {
-      return WrittenFile{f.device, f.inode, f.size, f.mtime_ns};
-    };
-    // Written by hawk, untouched since (same inode, size and mtime: a rename over it or an edit
-    // changes one of them), and its table unchanged: the file already holds it.
-    auto last = written_files_.find(key);
-    if (last != written_files_.end() && last->second == as_written(*file) &&
-        reconciler_->TableUnchangedSinceWritten(acl, name)) {
-      (*held)[name] = static_cast<int64_t>(table.size());
-      ++unchanged;
-      return;
-    }
-    written_files_.erase(key);
-    absl::StatusOr<std::string> contents = plan::RenderTableFile(acl, table);
-    if (!contents.ok()) return skip(contents.status().message());
-    absl::StatusOr<store::ConfinedFile> replaced =
-        options_.table_files_dir->Replace(name, *contents);
-    if (!replaced.ok()) return skip(replaced.status().message());
-    written_files_[key] = as_written(*replaced);
-    (*held)[name] = static_cast<int64_t>(table.size());
-    ++written;
-    entries += table.size();
-  };
-  for (const auto& [name, table] : model::SortedByName(desired->maps)) {
-    write(/*acl=*/false, *name, *table, &maps);
-  }
-  for (const auto& [name, table] : model::SortedByName(desired->acls)) {
-    write(/*acl=*/true, *name, *table, &acls);
-  }
-  Note(absl::StrCat("map and ACL files: ", written, " written (", entries, " entries) in ",
-                    (uv_hrtime() - started_ns) / 1000000, " ms, ", unchanged,
-                    " unchanged since hawk wrote them; the new worker reads ", maps.size(),
-                    " maps and ", acls.size(), " ACLs from them"));
-  for (const std::string& line : skipped) {
+  absl::Time started = wall_clock_();
+  WrittenTables written =
+      table_files_.Write(*desired, loaded, [this](bool acl, const std::string& name) {
+        return reconciler_->TableUnchangedSinceWritten(acl, name);
+      });
+  Note(absl::StrCat("map and ACL files: ", written.files_written, " written (",
+                    written.entries_written, " entries) in ",
+                    absl::ToInt64Milliseconds(wall_clock_() - started), " ms, ", written.unchanged,
+                    " unchanged since hawk wrote them; the new worker reads ", written.maps.size(),
+                    " maps and ", written.acls.size(), " ACLs from them"));
+  for (const std::string& line : written.skipped) {
     Note(absl::StrCat("not written, the new worker gets it over the CLI: ", line));
   }
-  reconciler_->TablesWritten(std::move(maps), std::move(acls));
+  reconciler_->TablesWritten(std::move(written.maps), std::move(written.acls));
   SendReload();
 }
 

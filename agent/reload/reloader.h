@@ -67,6 +67,7 @@
 #include "agent/reload/external_reload.h"
 #include "agent/reload/judge.h"
 #include "agent/reload/master_gate.h"
+#include "agent/reload/table_files.h"
 #include "agent/store/confined_dir.h"
 #include "agent/uv/process.h"
 #include "agent/uv/timer.h"
@@ -183,13 +184,6 @@ class Reloader {
     Done done;
   };
   struct Round;
-  // The files the current worker loaded its maps and ACLs from (`show map` / `show acl`).
-  struct LoadedTables {
-    int pid = 0;
-    absl::flat_hash_set<std::string> maps;
-    absl::flat_hash_set<std::string> acls;
-    std::string error;  // why they are unknown (then nothing is written)
-  };
 
   void MaybeStartRound();
   void StartRound();
@@ -246,16 +240,7 @@ class Reloader {
   // them (empty: it could).
   absl::optional<uint64_t> servers_in_config_seq_;
   std::string servers_not_written_;
-  // The map and ACL files as hawk last wrote them (WriteTableFiles): a file that still looks so
-  // and whose table has not changed since is not written again.
-  struct WrittenFile {
-    uint64_t device = 0;
-    uint64_t inode = 0;
-    int64_t size = 0;
-    int64_t mtime_ns = 0;
-    friend bool operator==(const WrittenFile&, const WrittenFile&) = default;
-  };
-  absl::flat_hash_map<std::string, WrittenFile> written_files_;  // by "map:<name>" / "acl:<name>"
+  TableFiles table_files_;                   // --write-map-files: step 5
   ExternalReloads external_;                 // reloads hawk did not start, from the worker reports
   base::Subscription workers_subscription_;  // to the registry's reports (Start)
   // What the gate knows of the master (ViewOfMaster), from the client's events (Start).
