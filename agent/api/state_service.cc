@@ -88,7 +88,7 @@ namespace {
 // one-change PUT may take end to end. So they stay while PUTs keep coming (a controller resyncing
 // every few seconds included), and go back once they stop.
 constexpr size_t kLargeDocumentBytes = 1 << 20;
-constexpr uint64_t kReleaseParserAfterMs = 10000;
+constexpr absl::Duration kReleaseParserAfter = absl::Seconds(10);
 }  // namespace
 
 StateService::StateService(uv_loop_t* loop, store::Journal* journal,
@@ -113,7 +113,7 @@ model::json::JsonInput StateService::Input(const std::string& body) {
 
 void StateService::AfterParse() {
   if (parser_.capacity() < kLargeDocumentBytes) return;
-  release_parser_.Start(kReleaseParserAfterMs, 0, [this] {
+  release_parser_.Start(kReleaseParserAfter, [this] {
     parser_.Release();
     // The parser's buffers and the bodies were freed into the heap (main.cc keeps blocks below
     // 32 MiB there): their pages go back now.

@@ -11,7 +11,7 @@
 namespace hawk::api {
 namespace {
 constexpr int64_t kDefaultHeartbeatMs = 15000;
-constexpr uint64_t kTickMs = 100;
+constexpr absl::Duration kTick = absl::Milliseconds(100);
 }  // namespace
 
 std::string ReportChangeKey(const model::WorkersReport& report) {
@@ -51,7 +51,7 @@ void WatchHub::Handle(const http::Request& request, http::Responder responder) {
   model::WorkersReport report = snapshot_();
   raw->last_key = ReportChangeKey(report);
   Send(raw, absl::StrCat("{\"report\":", model::WorkersReportToJson(report), "}\n"));
-  if (!tick_.active()) tick_.Start(kTickMs, kTickMs, [this] { OnTick(); });
+  if (!tick_.active()) tick_.StartRepeating(kTick, kTick, [this] { OnTick(); });
 }
 
 void WatchHub::Send(Stream* stream, const std::string& line) {

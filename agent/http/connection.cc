@@ -433,7 +433,7 @@ void Connection::UpdateTimer() {
   }
   if (timer_.active() && armed_deadline_ == *deadline) return;
   armed_deadline_ = *deadline;
-  timer_.Start(*deadline > now ? *deadline - now : 0, 0, [this] { OnTimer(); });
+  timer_.Start(absl::Milliseconds(*deadline > now ? *deadline - now : 0), [this] { OnTimer(); });
 }
 
 void Connection::OnTimer() {

@@ -7,9 +7,7 @@
 #include "agent/uv/timer.h"
 
 namespace hawk::reconcile {
-namespace {
-uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
-}  // namespace
+namespace {}  // namespace
 
 struct PushWaiters::Waiter {
   explicit Waiter(uv_loop_t* loop) : deadline(loop), first_check(loop) {}
@@ -32,8 +30,8 @@ void PushWaiters::Add(uint64_t seq, int only_pid, absl::Duration timeout, Done d
   waiter->done = std::move(done);
   Waiter* raw = waiter.get();
   // Both timers belong to the waiter, which this object owns: no guard needed.
-  waiter->deadline.Start(ToMs(timeout), 0, [this, raw] { OnDeadline(raw); });
-  waiter->first_check.Start(0, 0, [this] { Check(); });
+  waiter->deadline.Start(timeout, [this, raw] { OnDeadline(raw); });
+  waiter->first_check.Start(absl::ZeroDuration(), [this] { Check(); });
   waiters_.push_back(std::move(waiter));
 }
 

@@ -15,7 +15,6 @@ constexpr size_t kMaxEvents = 64;
 // How long before a worker's relay window closes it stops being asked and targeted: more than
 // the client's own lead for a batch (100 ms + 0.5 ms a command) up to 300 commands.
 constexpr absl::Duration kTargetMargin = absl::Milliseconds(250);
-uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 WorkerChanges Diff(const model::WorkersReport& before, const model::WorkersReport& after) {
   WorkerChanges changes;
@@ -462,7 +461,7 @@ void WorkerRegistry::SchedulePoll() {
     delay = std::min(delay, std::max(next_window_close_ - wall_clock_(), absl::ZeroDuration()) +
                                 absl::Milliseconds(1));
   }
-  poll_timer_.Start(ToMs(delay), 0, [this] { RefreshNow(); });
+  poll_timer_.Start(delay, [this] { RefreshNow(); });
 }
 
 }  // namespace hawk::registry

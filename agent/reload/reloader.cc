@@ -26,11 +26,11 @@ constexpr size_t kMaxCheckOutputBytes = 64 * 1024;
 // What a record keeps of the round's log.
 constexpr size_t kMaxLogBytes = 16 * 1024;
 // While a verdict is pending, the worker list is polled this often.
-constexpr uint64_t kVerdictPollMs = 5;
+constexpr absl::Duration kVerdictPoll = absl::Milliseconds(5);
 // `Another reload is still in progress.` (3.1+): try again after this long.
-constexpr uint64_t kBusyRetryMs = 100;
+constexpr absl::Duration kBusyRetry = absl::Milliseconds(100);
 // While the master is briefly unreachable, the gate looks again this often.
-constexpr uint64_t kMasterPollMs = 20;
+constexpr absl::Duration kMasterPoll = absl::Milliseconds(20);
 // The server-state file, when hawk creates it: as a new configuration file.
 constexpr mode_t kServerStateFileMode = kNewConfigMode;
 
@@ -171,7 +171,7 @@ void Reloader::MaybeStartRound() {
   }
   // Even without a delay the round starts on the next loop turn, so that requests that arrived
   // together are covered by one reload.
-  start_timer_.Start(delay, 0, [this] { StartRound(); });
+  start_timer_.Start(absl::Milliseconds(delay), [this] { StartRound(); });
 }
 
 void Reloader::Note(absl::string_view text) {
@@ -247,7 +247,7 @@ void Reloader::AwaitMaster(std::function<void()> then) {
                       "): waiting up to ", ToMs(grace), " ms for it"));
   }
   uint64_t id = round_->id;
-  step_timer_.Start(kMasterPollMs, 0, [this, id, then = std::move(then)]() mutable {
+  step_timer_.Start(kMasterPoll, [this, id, then = std::move(then)]() mutable {
     if (!round_ || round_->id != id) return;
     AwaitMaster(std::move(then));
   });
@@ -349,7 +349,7 @@ void Reloader::Check() {
     round_->candidate = *std::move(candidate);
   }
   absl::StatusOr<std::unique_ptr<uv::ChildProcess>> check = uv::ChildProcess::Spawn(
-      loop_, {options_.haproxy_binary, "-c", "-f", path}, ToMs(options_.check_timeout),
+      loop_, {options_.haproxy_binary, "-c", "-f", path}, options_.check_timeout,
       kMaxCheckOutputBytes,
       // Unguarded: the round owns the child, and destroying it drops `done` (uv/process.h).
       [this](uv::ProcessResult result) { OnChecked(std::move(result)); });
@@ -546,7 +546,7 @@ void Reloader::SendReloadNow() {
 void Reloader::SendReloadBatch() {
   if (round_->reload_sent_ms == 0) {
     round_->reload_sent_ms = MonotonicMs();
-    deadline_.Start(ToMs(options_.reload_timeout), 0, [this] {
+    deadline_.Start(options_.reload_timeout, [this] {
       if (round_->reply.status == parse::ReloadStatus::kFailure) {
         // HAProxy said so; only the report never caught up (the master unreachable since).
         Finish(ReloadResult::kFailed, absl::FailedPreconditionError(kSuccessZeroReason));
@@ -606,7 +606,7 @@ void Reloader::OnReloadReply(std::vector<cli::CommandResult> results) {
     if (round_->reply.another_in_progress) {
       // 3.1+: a reload someone else started is still running; ours has not happened.
       Note("HAProxy: another reload is still in progress; retrying");
-      step_timer_.Start(kBusyRetryMs, 0, [this] { SendReloadNow(); });
+      step_timer_.Start(kBusyRetry, [this] { SendReloadNow(); });
       return;
     }
   }
@@ -627,7 +627,7 @@ void Reloader::Judge(const model::WorkersReport& report) {
       return;
     case Verdict::kPending:
       if (!step_timer_.active()) {
-        step_timer_.Start(kVerdictPollMs, 0, [this] { registry_->RefreshNow(); });
+        step_timer_.Start(kVerdictPoll, [this] { registry_->RefreshNow(); });
       }
       return;
   }

@@ -19,11 +19,6 @@ namespace {
 // One TLS record's worth of plaintext at most per SSL_read.
 constexpr size_t kPlaintextChunk = 16 * 1024;
 
-uint64_t Milliseconds(absl::Duration duration) {
-  constexpr int64_t kMax = int64_t{1} << 40;  // ~35 years: "forever" without overflow
-  return static_cast<uint64_t>(std::clamp<int64_t>(absl::ToInt64Milliseconds(duration), 0, kMax));
-}
-
 // Why an SSL call failed, for a log line: the client's certificate problem if verification
 // failed, else OpenSSL's reason ("unsupported protocol", "wrong version number", "peer did not
 // return a certificate"). Clears OpenSSL's error queue, which is per thread and shared.
@@ -72,7 +67,7 @@ ServerStream::ServerStream(uv_loop_t* loop, std::unique_ptr<uv::Stream> socket,
     Fail(absl::ResourceExhaustedError("TLS: cannot allocate a session"));
     return;
   }
-  timer_.Start(Milliseconds(handshake_timeout_), 0, [this] { OnTimer(); });
+  timer_.Start(handshake_timeout_, [this] { OnTimer(); });
   UpdateSocketReading();
 }
 
@@ -390,7 +385,7 @@ void ServerStream::UpdateSocketReading() {
 }
 
 void ServerStream::Defer() {
-  timer_.Start(0, 0, [this] { OnTimer(); });
+  timer_.Start(absl::ZeroDuration(), [this] { OnTimer(); });
 }
 
 std::string ServerStream::PeerName() const {

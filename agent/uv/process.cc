@@ -10,7 +10,7 @@ namespace hawk::uv {
 namespace {
 
 // How long the output pipes may stay open after the program exited.
-constexpr uint64_t kDrainAfterExitMs = 100;
+constexpr absl::Duration kDrainAfterExit = absl::Milliseconds(100);
 
 }  // namespace
 
@@ -18,7 +18,7 @@ ChildProcess::ChildProcess(uv_loop_t* loop) : deadline_(loop) {}
 
 absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(uv_loop_t* loop,
                                                                   std::vector<std::string> argv,
-                                                                  uint64_t timeout_ms,
+                                                                  absl::Duration timeout,
                                                                   size_t max_output_bytes,
                                                                   Done done) {
   if (argv.empty() || argv[0].empty()) {
@@ -61,7 +61,7 @@ absl::StatusOr<std::unique_ptr<ChildProcess>> ChildProcess::Spawn(uv_loop_t* loo
                   &ChildProcess::OnRead);
   }
   ChildProcess* raw = self.get();
-  self->deadline_.Start(timeout_ms, 0, [raw] { raw->OnDeadline(); });
+  self->deadline_.Start(timeout, [raw] { raw->OnDeadline(); });
   return self;
 }
 
@@ -103,7 +103,7 @@ void ChildProcess::OnExit(uv_process_t* handle, int64_t exit_status, int term_si
     // Whatever the program wrote before it exited is in the pipes already and is read within a
     // loop turn or two; a pipe still open after that is held by something it started (a wrapper
     // script that leaves a process behind), and the check is done when the program is.
-    self->deadline_.Start(kDrainAfterExitMs, 0, [self] { self->OnDeadline(); });
+    self->deadline_.Start(kDrainAfterExit, [self] { self->OnDeadline(); });
   }
   self->MaybeFinish();
 }

@@ -41,7 +41,7 @@ class ChildProcess {
   // never runs.
   static absl::StatusOr<std::unique_ptr<ChildProcess>> Spawn(uv_loop_t* loop,
                                                              std::vector<std::string> argv,
-                                                             uint64_t timeout_ms,
+                                                             absl::Duration timeout,
                                                              size_t max_output_bytes, Done done);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;

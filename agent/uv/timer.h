@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "absl/time/time.h"
+
 namespace hawk::uv {
 
 class Timer {
@@ -16,7 +18,13 @@ class Timer {
   Timer(const Timer&) = delete;
   Timer& operator=(const Timer&) = delete;
 
-  // (Re)arms the timer; `repeat_ms` 0 means one-shot.
+  // (Re)arms the timer to run `callback` once, `timeout` from now (zero or negative: on the next
+  // loop iteration). libuv counts whole milliseconds: a timeout is rounded up, so that a deadline
+  // never fires before it is due.
+  void Start(absl::Duration timeout, std::function<void()> callback);
+  // (Re)arms the timer to run `callback` `first` from now, then every `every`.
+  void StartRepeating(absl::Duration first, absl::Duration every, std::function<void()> callback);
+  // Raw milliseconds, for the callers not yet moved to absl::Duration; `repeat_ms` 0: one-shot.
   void Start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> callback);
   void Stop();
   bool active() const;

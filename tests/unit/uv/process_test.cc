@@ -29,7 +29,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-constexpr uint64_t kLongTimeoutMs = 10'000;
+constexpr absl::Duration kLongTimeout = absl::Seconds(10);
 constexpr size_t kCap = 64 * 1024;
 
 class ProcessTest : public ::testing::Test {
@@ -37,12 +37,12 @@ class ProcessTest : public ::testing::Test {
   void TearDown() override { EXPECT_TRUE(loop_.RunDryAndClose().ok()); }
 
   // Runs `argv` to completion; the result of its single `done`.
-  ProcessResult RunToEnd(std::vector<std::string> argv, uint64_t timeout_ms = kLongTimeoutMs,
+  ProcessResult RunToEnd(std::vector<std::string> argv, absl::Duration timeout = kLongTimeout,
                          size_t max_output_bytes = kCap) {
     int calls = 0;
     ProcessResult result;
     absl::StatusOr<std::unique_ptr<ChildProcess>> child =
-        ChildProcess::Spawn(loop_.get(), argv, timeout_ms, max_output_bytes, [&](ProcessResult r) {
+        ChildProcess::Spawn(loop_.get(), argv, timeout, max_output_bytes, [&](ProcessResult r) {
           ++calls;
           result = std::move(r);
         });
@@ -156,7 +156,7 @@ TEST_F(ProcessTest, SpawnFailuresNeverCallDone) {
     SCOPED_TRACE(absl::StrJoin(c.argv, " "));
     bool called = false;
     absl::StatusOr<std::unique_ptr<ChildProcess>> child = ChildProcess::Spawn(
-        loop_.get(), c.argv, kLongTimeoutMs, kCap, [&](ProcessResult) { called = true; });
+        loop_.get(), c.argv, kLongTimeout, kCap, [&](ProcessResult) { called = true; });
     ASSERT_FALSE(child.ok());
     EXPECT_THAT(std::string(child.status().message()), HasSubstr(c.message));
     loop_.Run();
@@ -167,7 +167,7 @@ TEST_F(ProcessTest, SpawnFailuresNeverCallDone) {
 
 TEST_F(ProcessTest, TimeoutKillsTheProgram) {
   auto start = std::chrono::steady_clock::now();
-  ProcessResult result = RunToEnd({"/bin/sleep", "5"}, /*timeout_ms=*/100);
+  ProcessResult result = RunToEnd({"/bin/sleep", "5"}, /*timeout=*/absl::Milliseconds(100));
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.term_signal, SIGKILL);
@@ -177,7 +177,8 @@ TEST_F(ProcessTest, TimeoutKillsTheProgram) {
 }
 
 TEST_F(ProcessTest, TimeoutKeepsWhatWasPrinted) {
-  ProcessResult result = RunToEnd({"/bin/sh", "-c", "echo before; exec /bin/sleep 5"}, 200);
+  ProcessResult result =
+      RunToEnd({"/bin/sh", "-c", "echo before; exec /bin/sleep 5"}, absl::Milliseconds(200));
   EXPECT_TRUE(result.timed_out);
   EXPECT_EQ(result.term_signal, SIGKILL);
   EXPECT_EQ(result.output, "before\n");
@@ -189,7 +190,7 @@ TEST_F(ProcessTest, TimeoutKeepsWhatWasPrinted) {
 TEST_F(ProcessTest, OutputHeldOpenByAGrandchildEndsWhenTheProgramExits) {
   auto start = std::chrono::steady_clock::now();
   ProcessResult result =
-      RunToEnd({"/bin/sh", "-c", "/bin/sleep 5 & echo \"$!\"; echo started"}, kLongTimeoutMs);
+      RunToEnd({"/bin/sh", "-c", "/bin/sleep 5 & echo \"$!\"; echo started"}, kLongTimeout);
   auto elapsed = std::chrono::steady_clock::now() - start;
   EXPECT_FALSE(result.timed_out);
   EXPECT_EQ(result.exit_status, 0);
@@ -219,7 +220,7 @@ TEST_F(ProcessTest, OutputIsCapped) {
            {"true", 0, 0, false},
        }) {
     SCOPED_TRACE(absl::StrCat(c.script, " cap ", c.cap));
-    ProcessResult result = RunToEnd({"/bin/sh", "-c", c.script}, kLongTimeoutMs, c.cap);
+    ProcessResult result = RunToEnd({"/bin/sh", "-c", c.script}, kLongTimeout, c.cap);
     EXPECT_EQ(result.exit_status, 0);
     EXPECT_EQ(result.output.size(), c.size);
     EXPECT_EQ(result.output_truncated, c.truncated);
@@ -233,13 +234,12 @@ TEST_F(ProcessTest, DoneMayDestroyTheObject) {
   std::unique_ptr<ChildProcess> child;
   ProcessResult result;
   int calls = 0;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> spawned =
-      ChildProcess::Spawn(loop_.get(), {"/bin/sh", "-c", "echo bye; exit 7"}, kLongTimeoutMs, kCap,
-                          [&](ProcessResult r) {
-                            ++calls;
-                            result = std::move(r);
-                            child.reset();
-                          });
+  absl::StatusOr<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(
+      loop_.get(), {"/bin/sh", "-c", "echo bye; exit 7"}, kLongTimeout, kCap, [&](ProcessResult r) {
+        ++calls;
+        result = std::move(r);
+        child.reset();
+      });
   ASSERT_TRUE(spawned.ok()) << spawned.status();
   child = *std::move(spawned);
   loop_.Run();
@@ -253,8 +253,8 @@ TEST_F(ProcessTest, DoneMayDestroyTheObjectAfterATimeout) {
   std::unique_ptr<ChildProcess> child;
   int calls = 0;
   bool timed_out = false;
-  absl::StatusOr<std::unique_ptr<ChildProcess>> spawned =
-      ChildProcess::Spawn(loop_.get(), {"/bin/sleep", "5"}, 50, kCap, [&](ProcessResult r) {
+  absl::StatusOr<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(
+      loop_.get(), {"/bin/sleep", "5"}, absl::Milliseconds(50), kCap, [&](ProcessResult r) {
         ++calls;
         timed_out = r.timed_out;
         child.reset();
@@ -274,7 +274,7 @@ TEST_F(ProcessTest, DestroyingKillsTheProgramAndDropsDone) {
     SCOPED_TRACE(delay_ms);
     bool called = false;
     absl::StatusOr<std::unique_ptr<ChildProcess>> spawned =
-        ChildProcess::Spawn(loop_.get(), {"/bin/sleep", "5"}, kLongTimeoutMs, kCap,
+        ChildProcess::Spawn(loop_.get(), {"/bin/sleep", "5"}, kLongTimeout, kCap,
                             [&](ProcessResult) { called = true; });
     ASSERT_TRUE(spawned.ok()) << spawned.status();
     std::unique_ptr<ChildProcess> child = *std::move(spawned);
@@ -304,7 +304,7 @@ TEST_F(ProcessTest, BareNameIsLookedUpInPath) {
   bool called = false;
   ProcessResult result;
   absl::StatusOr<std::unique_ptr<ChildProcess>> child =
-      ChildProcess::Spawn(loop_.get(), {"true"}, kLongTimeoutMs, kCap, [&](ProcessResult r) {
+      ChildProcess::Spawn(loop_.get(), {"true"}, kLongTimeout, kCap, [&](ProcessResult r) {
         called = true;
         result = std::move(r);
       });
@@ -320,7 +320,7 @@ TEST_F(ProcessTest, BareNameIsLookedUpInPath) {
 // reaped, or it would stay a zombie until hawk exits.
 TEST_F(ProcessTest, DestroyedProgramIsReaped) {
   absl::StatusOr<std::unique_ptr<ChildProcess>> spawned = ChildProcess::Spawn(
-      loop_.get(), {"/bin/sleep", "5"}, kLongTimeoutMs, kCap, [](ProcessResult) {});
+      loop_.get(), {"/bin/sleep", "5"}, kLongTimeout, kCap, [](ProcessResult) {});
   ASSERT_TRUE(spawned.ok()) << spawned.status();
   std::unique_ptr<ChildProcess> child = *std::move(spawned);
   int pid = child->pid();
