@@ -338,6 +338,11 @@ void Connection::Dispatch() {
   // A copy: the handler may destroy the Server, and with it the Server's reference.
   std::shared_ptr<const Server::Shared> shared = shared_;
   shared->handler(current_, Responder(std::move(exchange)));
+  // The handler had the request for the call only (server.h): its body goes now, not when the
+  // next request on this connection replaces it. A controller that keeps its connection open
+  // after a whole-state PUT would otherwise pin the body's megabytes for as long as it stays idle,
+  // past the moment StateService gives a large document's memory back.
+  std::string().swap(current_.body);
 }
 
 // The current request's response is all queued.
