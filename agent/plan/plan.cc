@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <iterator>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -51,24 +52,6 @@ absl::optional<IpAddress> ParseIp(absl::string_view text) {
   return absl::nullopt;
 }
 
-// What the admin bits amount to: "MAINT (srv_admin_state 0x05: FMAINT CMAINT)", "READY".
-std::string DescribeAdmin(int admin) {
-  const char* effective = (admin & parse::kAdminMaintMask)   ? "MAINT"
-                          : (admin & parse::kAdminDrainMask) ? "DRAIN"
-                                                             : "READY";
-  if (admin == 0) return effective;
-  std::vector<std::string> names;
-  constexpr std::pair<int, const char*> kBits[] = {
-      {parse::kAdminFMaint, "FMAINT"}, {parse::kAdminIMaint, "IMAINT"},
-      {parse::kAdminCMaint, "CMAINT"}, {parse::kAdminFDrain, "FDRAIN"},
-      {parse::kAdminIDrain, "IDRAIN"}, {parse::kAdminRMaint, "RMAINT"}};
-  for (const auto& [bit, name] : kBits) {
-    if (admin & bit) names.emplace_back(name);
-  }
-  return absl::StrCat(effective, " (srv_admin_state 0x", absl::Hex(admin, absl::kZeroPad2),
-                      names.empty() ? "" : ": ", absl::StrJoin(names, " "), ")");
-}
-
 // Whether the admin bits already give `state` as hawk sets it.
 bool StateHolds(model::ServerState state, int admin) {
   bool fmaint = (admin & parse::kAdminFMaint) != 0;
@@ -92,14 +75,31 @@ Action ServerAction(ActionKind kind, absl::string_view backend, absl::string_vie
   return action;
 }
 
+// Sends `action`, or withholds it from a frozen worker: it would be refused ("Proxy is
+// disabled."), and the field stays stale for that reason whatever else the plan found about it.
+void Send(Action action, bool frozen, Plan* plan) {
+  if (!frozen) {
+    plan->actions.push_back(std::move(action));
+    return;
+  }
+  StaleItem item = FrozenItem(action);
+  auto first = plan->stale.end();  // this server's items are the last ones
+  while (first != plan->stale.begin() && std::prev(first)->object == item.object) --first;
+  plan->stale.erase(std::remove_if(first, plan->stale.end(),
+                                   [&item](const StaleItem& s) { return s.field == item.field; }),
+                    plan->stale.end());
+  plan->stale.push_back(std::move(item));
+  plan->withheld.push_back(std::move(action));
+}
+
 // Appends the server's actions in their safe order: state first when it stops traffic (MAINT,
 // DRAIN), last when it lets traffic in (READY), after the address and weight changes.
 void AppendInOrder(const model::ServerSpec& want, std::vector<Action> changes,
-                   absl::optional<Action> state, Plan* plan) {
+                   absl::optional<Action> state, bool frozen, Plan* plan) {
   bool state_first = state && want.state && *want.state != model::ServerState::kReady;
-  if (state_first) plan->actions.push_back(std::move(*state));
-  for (Action& action : changes) plan->actions.push_back(std::move(action));
-  if (state && !state_first) plan->actions.push_back(std::move(*state));
+  if (state_first) Send(std::move(*state), frozen, plan);
+  for (Action& action : changes) Send(std::move(action), frozen, plan);
+  if (state && !state_first) Send(std::move(*state), frozen, plan);
 }
 
 void PlanServer(absl::string_view backend, absl::string_view name, const model::ServerSpec& want,
@@ -116,12 +116,7 @@ void PlanServer(absl::string_view backend, absl::string_view name, const model::
   if (absl::optional<IpAddress> ip = ParseIp(want.address)) {
     bool address_differs = ParseIp(have.address) != ip;
     bool port_differs = want.port && *want.port != have.port;
-    if (frozen) {
-      if (address_differs) stale("address", want.address, have.address, kFrozenReason);
-      if (port_differs) {
-        stale("port", absl::StrCat(*want.port), absl::StrCat(have.port), kFrozenReason);
-      }
-    } else if (address_differs || port_differs) {
+    if (address_differs || port_differs) {
       Action action = ServerAction(ActionKind::kSetAddress, backend, name);
       action.address = want.address;
       action.port = want.port;  // when managed, always sent along: `addr <ip> port <p>`
@@ -129,13 +124,9 @@ void PlanServer(absl::string_view backend, absl::string_view name, const model::
     }
   } else {
     if (!absl::EqualsIgnoreCase(want.address, have.fqdn)) {
-      if (frozen) {
-        stale("fqdn", want.address, have.fqdn, kFrozenReason);
-      } else {
-        Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
-        action.fqdn = want.address;
-        changes.push_back(std::move(action));
-      }
+      Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
+      action.fqdn = want.address;
+      changes.push_back(std::move(action));
     }
     if (want.port && *want.port != have.port) {
       stale("port", absl::StrCat(*want.port), absl::StrCat(have.port), kFqdnPortReason);
@@ -143,24 +134,16 @@ void PlanServer(absl::string_view backend, absl::string_view name, const model::
   }
 
   if (want.weight && *want.weight != have.user_weight) {
-    if (frozen) {
-      stale("weight", absl::StrCat(*want.weight), absl::StrCat(have.user_weight), kFrozenReason);
-    } else {
-      Action action = ServerAction(ActionKind::kSetWeight, backend, name);
-      action.weight = *want.weight;
-      changes.push_back(std::move(action));
-    }
+    Action action = ServerAction(ActionKind::kSetWeight, backend, name);
+    action.weight = *want.weight;
+    changes.push_back(std::move(action));
   }
 
   if (want.state) {
     int admin = have.admin_state;
     if (!StateHolds(*want.state, admin)) {
-      if (frozen) {
-        stale("state", model::ServerStateName(*want.state), DescribeAdmin(admin), kFrozenReason);
-      } else {
-        state = ServerAction(ActionKind::kSetState, backend, name);
-        state->state = *want.state;
-      }
+      state = ServerAction(ActionKind::kSetState, backend, name);
+      state->state = *want.state;
     }
     // Bits no CLI command clears: the server stays out of rotation (or draining) whatever hawk
     // sends. `actual` is what remains once hawk's own bits are right, so the item reads the same
@@ -181,12 +164,12 @@ void PlanServer(absl::string_view backend, absl::string_view name, const model::
       }
     }
   }
-  AppendInOrder(want, std::move(changes), std::move(state), plan);
+  AppendInOrder(want, std::move(changes), std::move(state), frozen, plan);
 }
 
 // Every managed field of a server, for a worker whose state is unknown.
 void PlanServerFully(absl::string_view backend, absl::string_view name,
-                     const model::ServerSpec& spec, Plan* plan) {
+                     const model::ServerSpec& spec, bool frozen, Plan* plan) {
   std::vector<Action> changes;
   if (model::IsIpLiteral(spec.address)) {
     Action action = ServerAction(ActionKind::kSetAddress, backend, name);
@@ -208,7 +191,7 @@ void PlanServerFully(absl::string_view backend, absl::string_view name,
     state = ServerAction(ActionKind::kSetState, backend, name);
     state->state = *spec.state;
   }
-  AppendInOrder(spec, std::move(changes), std::move(state), plan);
+  AppendInOrder(spec, std::move(changes), std::move(state), frozen, plan);
 }
 
 std::string OptionalText(const absl::optional<int>& value) {
@@ -231,49 +214,30 @@ void PlanServerChange(absl::string_view backend, absl::string_view name,
   bool address_changed = before.address != now.address;
   bool port_changed = now.port && now.port != before.port;
   if (ip && (address_changed || port_changed)) {
-    if (frozen) {
-      if (address_changed) stale("address", now.address, before.address, kFrozenReason);
-      if (port_changed)
-        stale("port", OptionalText(now.port), OptionalText(before.port), kFrozenReason);
-    } else {
-      Action action = ServerAction(ActionKind::kSetAddress, backend, name);
-      action.address = now.address;
-      action.port = now.port;
-      changes.push_back(std::move(action));
-    }
+    Action action = ServerAction(ActionKind::kSetAddress, backend, name);
+    action.address = now.address;
+    action.port = now.port;
+    changes.push_back(std::move(action));
   } else if (!ip) {
     if (address_changed) {
-      if (frozen) {
-        stale("fqdn", now.address, before.address, kFrozenReason);
-      } else {
-        Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
-        action.fqdn = now.address;
-        changes.push_back(std::move(action));
-      }
+      Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
+      action.fqdn = now.address;
+      changes.push_back(std::move(action));
     }
     if (port_changed) {
       stale("port", OptionalText(now.port), OptionalText(before.port), kFqdnPortReason);
     }
   }
   if (now.weight && now.weight != before.weight) {
-    if (frozen) {
-      stale("weight", OptionalText(now.weight), OptionalText(before.weight), kFrozenReason);
-    } else {
-      Action action = ServerAction(ActionKind::kSetWeight, backend, name);
-      action.weight = *now.weight;
-      changes.push_back(std::move(action));
-    }
+    Action action = ServerAction(ActionKind::kSetWeight, backend, name);
+    action.weight = *now.weight;
+    changes.push_back(std::move(action));
   }
   if (now.state && now.state != before.state) {
-    if (frozen) {
-      stale("state", model::ServerStateName(*now.state),
-            before.state ? model::ServerStateName(*before.state) : "unmanaged", kFrozenReason);
-    } else {
-      state = ServerAction(ActionKind::kSetState, backend, name);
-      state->state = *now.state;
-    }
+    state = ServerAction(ActionKind::kSetState, backend, name);
+    state->state = *now.state;
   }
-  AppendInOrder(now, std::move(changes), std::move(state), plan);
+  AppendInOrder(now, std::move(changes), std::move(state), frozen, plan);
 }
 
 }  // namespace
@@ -338,6 +302,32 @@ std::string Action::field() const {
   return "";
 }
 
+std::string Action::desired() const {
+  switch (kind) {
+    case ActionKind::kSetAddress:
+      return port ? absl::StrCat(address, ":", *port) : address;
+    case ActionKind::kSetFqdn:
+      return fqdn;
+    case ActionKind::kSetWeight:
+      return absl::StrCat(weight);
+    case ActionKind::kSetState:
+      return model::ServerStateName(state);
+    case ActionKind::kReplaceMap:
+    case ActionKind::kReplaceAcl:
+      return absl::StrCat(content ? content->size() : 0, " entries");
+    case ActionKind::kSetMapEntry:
+    case ActionKind::kAddMapEntry:
+    case ActionKind::kUpsertMapEntry:
+      return value;
+    case ActionKind::kDelMapEntry:
+    case ActionKind::kDelAclPattern:
+      return "absent";
+    case ActionKind::kAddAclPattern:
+      return "present";
+  }
+  return "";
+}
+
 bool operator==(const Action& a, const Action& b) {
   bool same_content = a.content == b.content ||
                       (a.content != nullptr && b.content != nullptr && *a.content == *b.content);
@@ -345,6 +335,10 @@ bool operator==(const Action& a, const Action& b) {
          a.address == b.address && a.port == b.port && a.fqdn == b.fqdn && a.weight == b.weight &&
          a.state == b.state && a.map_or_acl == b.map_or_acl && a.key == b.key &&
          a.value == b.value && same_content;
+}
+
+StaleItem FrozenItem(const Action& action) {
+  return StaleItem{action.object(), action.field(), action.desired(), "", kFrozenReason};
 }
 
 Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pending,
@@ -365,13 +359,7 @@ Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pendi
         options.uncertain || (options.stale_servers != nullptr &&
                               options.stale_servers->contains(ServerObject(backend, name)));
     if (!change.before || failed_before) {
-      if (options.servers_frozen) {
-        // What the worker holds is unknown; every managed field is stale there.
-        plan.stale.push_back(
-            StaleItem{ServerObject(backend, name), "", now->address, "unknown", kFrozenReason});
-        continue;
-      }
-      PlanServerFully(backend, name, *now, &plan);
+      PlanServerFully(backend, name, *now, options.servers_frozen, &plan);
       continue;
     }
     PlanServerChange(backend, name, *change.before, *now, options.servers_frozen, &plan);
@@ -428,7 +416,7 @@ Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born,
   Plan plan;
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
     for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
-      PlanServerFully(*name, *server, *spec, &plan);
+      PlanServerFully(*name, *server, *spec, options.servers_frozen, &plan);
     }
   }
   auto seed_table = [&](bool acl, const std::string& name, const model::StringTable& table) {
