@@ -10,8 +10,9 @@
 //                   the changes since). O(state), once per new worker.
 //   - PlanWorker:   what a full observation showed (observed.h): the minimal diff. O(state), for
 //                   workers hawk knows nothing about, after a failure, on the resync timer.
-// Deterministic: the same inputs give the same plan, byte for byte. commands.h turns actions into
-// CLI commands.
+// Each plans a server with server_plan.h's PlanServer, over what it knows the worker has of it
+// (observed, the previous spec, or unknown), and a map or ACL with table_plan.h. Deterministic:
+// the same inputs give the same plan, byte for byte. commands.h turns actions into CLI commands.
 //
 // Rules:
 //   - Only the backends' servers, maps and ACLs listed in the desired state are managed; a server
