@@ -1,449 +1,18 @@
+// The planner's entry points (plan.h): which objects to plan, in which order, against what hawk
+// knows of the worker. One server is planned by server_plan.cc, one map or ACL by table_plan.cc.
+
 #include "agent/plan/plan.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
-#include <array>
-#include <cstring>
+#include <string>
 #include <utility>
+#include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "agent/model/cli_safety.h"
-#include "agent/parse/servers_state.h"
+#include "agent/plan/server_plan.h"
+#include "agent/plan/table_plan.h"
 
 namespace hawk::plan {
-namespace {
-
-constexpr char kFqdnPortReason[] =
-    "the port of an FQDN server can only change with its address: HAProxy has no port-only "
-    "`set server` command";
-
-// An IP address in binary form: AF_INET or AF_INET6 and its bytes (4 or 16 used).
-struct IpAddress {
-  int family = 0;
-  std::array<unsigned char, 16> bytes{};
-  friend bool operator==(const IpAddress&, const IpAddress&) = default;
-};
-
-absl::optional<IpAddress> ParseIp(absl::string_view text) {
-  // inet_pton reads a C string: an embedded NUL would hide the bytes after it.
-  char buffer[INET6_ADDRSTRLEN];
-  if (text.empty() || text.size() >= sizeof(buffer) || text.find('\0') != absl::string_view::npos) {
-    return absl::nullopt;
-  }
-  std::memcpy(buffer, text.data(), text.size());
-  buffer[text.size()] = '\0';
-  IpAddress ip;
-  if (inet_pton(AF_INET, buffer, ip.bytes.data()) == 1) {
-    ip.family = AF_INET;
-    return ip;
-  }
-  if (inet_pton(AF_INET6, buffer, ip.bytes.data()) == 1) {
-    ip.family = AF_INET6;
-    return ip;
-  }
-  return absl::nullopt;
-}
-
-// What the admin bits amount to: "MAINT (srv_admin_state 0x05: FMAINT CMAINT)", "READY".
-std::string DescribeAdmin(int admin) {
-  const char* effective = (admin & parse::kAdminMaintMask)   ? "MAINT"
-                          : (admin & parse::kAdminDrainMask) ? "DRAIN"
-                                                             : "READY";
-  if (admin == 0) return effective;
-  std::vector<std::string> names;
-  constexpr std::pair<int, const char*> kBits[] = {
-      {parse::kAdminFMaint, "FMAINT"}, {parse::kAdminIMaint, "IMAINT"},
-      {parse::kAdminCMaint, "CMAINT"}, {parse::kAdminFDrain, "FDRAIN"},
-      {parse::kAdminIDrain, "IDRAIN"}, {parse::kAdminRMaint, "RMAINT"}};
-  for (const auto& [bit, name] : kBits) {
-    if (admin & bit) names.emplace_back(name);
-  }
-  return absl::StrCat(effective, " (srv_admin_state 0x", absl::Hex(admin, absl::kZeroPad2),
-                      names.empty() ? "" : ": ", absl::StrJoin(names, " "), ")");
-}
-
-// Whether the admin bits already give `state` as hawk sets it.
-bool StateHolds(model::ServerState state, int admin) {
-  bool fmaint = (admin & parse::kAdminFMaint) != 0;
-  bool fdrain = (admin & parse::kAdminFDrain) != 0;
-  switch (state) {
-    case model::ServerState::kReady:
-      return !fmaint && !fdrain;
-    case model::ServerState::kDrain:
-      return !fmaint && fdrain;
-    case model::ServerState::kMaint:
-      return fmaint;
-  }
-  return false;
-}
-
-Action ServerAction(ActionKind kind, absl::string_view backend, absl::string_view server) {
-  Action action;
-  action.kind = kind;
-  action.backend = std::string(backend);
-  action.server = std::string(server);
-  return action;
-}
-
-// Appends the server's actions in their safe order: state first when it stops traffic (MAINT,
-// DRAIN), last when it lets traffic in (READY), after the address and weight changes.
-void AppendInOrder(const model::ServerSpec& want, std::vector<Action> changes,
-                   absl::optional<Action> state, Plan* plan) {
-  bool state_first = state && want.state && *want.state != model::ServerState::kReady;
-  if (state_first) plan->actions.push_back(std::move(*state));
-  for (Action& action : changes) plan->actions.push_back(std::move(action));
-  if (state && !state_first) plan->actions.push_back(std::move(*state));
-}
-
-void PlanServer(absl::string_view backend, absl::string_view name, const model::ServerSpec& want,
-                const ObservedServer& have, bool frozen, Plan* plan) {
-  std::string object = ServerObject(backend, name);
-  auto stale = [&](absl::string_view field, std::string desired, std::string actual,
-                   absl::string_view reason) {
-    plan->stale.push_back(StaleItem{object, std::string(field), std::move(desired),
-                                    std::move(actual), std::string(reason)});
-  };
-  std::vector<Action> changes;  // address or fqdn, then weight
-  absl::optional<Action> state;
-
-  if (absl::optional<IpAddress> ip = ParseIp(want.address)) {
-    bool address_differs = ParseIp(have.address) != ip;
-    bool port_differs = want.port && *want.port != have.port;
-    if (frozen) {
-      if (address_differs) stale("address", want.address, have.address, kFrozenReason);
-      if (port_differs) {
-        stale("port", absl::StrCat(*want.port), absl::StrCat(have.port), kFrozenReason);
-      }
-    } else if (address_differs || port_differs) {
-      Action action = ServerAction(ActionKind::kSetAddress, backend, name);
-      action.address = want.address;
-      action.port = want.port;  // when managed, always sent along: `addr <ip> port <p>`
-      changes.push_back(std::move(action));
-    }
-  } else {
-    if (!absl::EqualsIgnoreCase(want.address, have.fqdn)) {
-      if (frozen) {
-        stale("fqdn", want.address, have.fqdn, kFrozenReason);
-      } else {
-        Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
-        action.fqdn = want.address;
-        changes.push_back(std::move(action));
-      }
-    }
-    if (want.port && *want.port != have.port) {
-      stale("port", absl::StrCat(*want.port), absl::StrCat(have.port), kFqdnPortReason);
-    }
-  }
-
-  if (want.weight && *want.weight != have.user_weight) {
-    if (frozen) {
-      stale("weight", absl::StrCat(*want.weight), absl::StrCat(have.user_weight), kFrozenReason);
-    } else {
-      Action action = ServerAction(ActionKind::kSetWeight, backend, name);
-      action.weight = *want.weight;
-      changes.push_back(std::move(action));
-    }
-  }
-
-  if (want.state) {
-    int admin = have.admin_state;
-    if (!StateHolds(*want.state, admin)) {
-      if (frozen) {
-        stale("state", model::ServerStateName(*want.state), DescribeAdmin(admin), kFrozenReason);
-      } else {
-        state = ServerAction(ActionKind::kSetState, backend, name);
-        state->state = *want.state;
-      }
-    }
-    // Bits no CLI command clears: the server stays out of rotation (or draining) whatever hawk
-    // sends. `actual` is what remains once hawk's own bits are right, so the item reads the same
-    // before and after the apply.
-    if (*want.state != model::ServerState::kMaint) {
-      std::vector<std::string> causes;
-      if (admin & parse::kAdminIMaint) {
-        causes.push_back("maintenance inherited from a tracked server (IMAINT)");
-      }
-      if (admin & parse::kAdminRMaint) causes.push_back("DNS resolution failed (RMAINT)");
-      if (*want.state == model::ServerState::kReady && (admin & parse::kAdminIDrain)) {
-        causes.push_back("drain inherited from a tracked server (IDRAIN)");
-      }
-      if (!causes.empty()) {
-        bool maint = (admin & (parse::kAdminIMaint | parse::kAdminRMaint)) != 0;
-        stale("state", model::ServerStateName(*want.state), maint ? "MAINT" : "DRAIN",
-              absl::StrCat("hawk cannot clear ", absl::StrJoin(causes, "; ")));
-      }
-    }
-  }
-  AppendInOrder(want, std::move(changes), std::move(state), plan);
-}
-
-// Every managed field of a server, for a worker whose state is unknown.
-void PlanServerFully(absl::string_view backend, absl::string_view name,
-                     const model::ServerSpec& spec, Plan* plan) {
-  std::vector<Action> changes;
-  if (model::IsIpLiteral(spec.address)) {
-    Action action = ServerAction(ActionKind::kSetAddress, backend, name);
-    action.address = spec.address;
-    action.port = spec.port;
-    changes.push_back(std::move(action));
-  } else {
-    Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
-    action.fqdn = spec.address;
-    changes.push_back(std::move(action));
-  }
-  if (spec.weight) {
-    Action action = ServerAction(ActionKind::kSetWeight, backend, name);
-    action.weight = *spec.weight;
-    changes.push_back(std::move(action));
-  }
-  absl::optional<Action> state;
-  if (spec.state) {
-    state = ServerAction(ActionKind::kSetState, backend, name);
-    state->state = *spec.state;
-  }
-  AppendInOrder(spec, std::move(changes), std::move(state), plan);
-}
-
-std::string OptionalText(const absl::optional<int>& value) {
-  return value ? absl::StrCat(*value) : "unmanaged";
-}
-
-// The fields of a server that changed from `before` to `now`, for a worker that held `before`.
-void PlanServerChange(absl::string_view backend, absl::string_view name,
-                      const model::ServerSpec& before, const model::ServerSpec& now, bool frozen,
-                      Plan* plan) {
-  std::string object = ServerObject(backend, name);
-  auto stale = [&](absl::string_view field, std::string desired, std::string actual,
-                   absl::string_view reason) {
-    plan->stale.push_back(StaleItem{object, std::string(field), std::move(desired),
-                                    std::move(actual), std::string(reason)});
-  };
-  std::vector<Action> changes;
-  absl::optional<Action> state;
-  bool ip = model::IsIpLiteral(now.address);
-  bool address_changed = before.address != now.address;
-  bool port_changed = now.port && now.port != before.port;
-  if (ip && (address_changed || port_changed)) {
-    if (frozen) {
-      if (address_changed) stale("address", now.address, before.address, kFrozenReason);
-      if (port_changed)
-        stale("port", OptionalText(now.port), OptionalText(before.port), kFrozenReason);
-    } else {
-      Action action = ServerAction(ActionKind::kSetAddress, backend, name);
-      action.address = now.address;
-      action.port = now.port;
-      changes.push_back(std::move(action));
-    }
-  } else if (!ip) {
-    if (address_changed) {
-      if (frozen) {
-        stale("fqdn", now.address, before.address, kFrozenReason);
-      } else {
-        Action action = ServerAction(ActionKind::kSetFqdn, backend, name);
-        action.fqdn = now.address;
-        changes.push_back(std::move(action));
-      }
-    }
-    if (port_changed) {
-      stale("port", OptionalText(now.port), OptionalText(before.port), kFqdnPortReason);
-    }
-  }
-  if (now.weight && now.weight != before.weight) {
-    if (frozen) {
-      stale("weight", OptionalText(now.weight), OptionalText(before.weight), kFrozenReason);
-    } else {
-      Action action = ServerAction(ActionKind::kSetWeight, backend, name);
-      action.weight = *now.weight;
-      changes.push_back(std::move(action));
-    }
-  }
-  if (now.state && now.state != before.state) {
-    if (frozen) {
-      stale("state", model::ServerStateName(*now.state),
-            before.state ? model::ServerStateName(*before.state) : "unmanaged", kFrozenReason);
-    } else {
-      state = ServerAction(ActionKind::kSetState, backend, name);
-      state->state = *now.state;
-    }
-  }
-  AppendInOrder(now, std::move(changes), std::move(state), plan);
-}
-
-Action TableAction(ActionKind kind, absl::string_view name) {
-  Action action;
-  action.kind = kind;
-  action.map_or_acl = std::string(name);
-  return action;
-}
-
-Action ReplaceTable(bool acl, absl::string_view name, const model::StringTable& content) {
-  Action action = TableAction(acl ? ActionKind::kReplaceAcl : ActionKind::kReplaceMap, name);
-  action.content = std::make_shared<const model::StringTable>(content);
-  return action;
-}
-
-Action EntryAction(ActionKind kind, absl::string_view table, absl::string_view key,
-                   absl::string_view value = {}) {
-  Action action = TableAction(kind, table);
-  action.key = std::string(key);
-  action.value = std::string(value);
-  return action;
-}
-
-// A set (or upsert) of a map entry. A CLI word cannot be empty, so `set map` cannot carry an
-// empty value: that one goes as del + add, whose payload form can.
-void PushMapSet(ActionKind kind, absl::string_view map, absl::string_view key,
-                absl::string_view value, std::vector<Action>* out) {
-  if (value.empty()) {
-    out->push_back(EntryAction(ActionKind::kDelMapEntry, map, key));
-    out->push_back(EntryAction(ActionKind::kAddMapEntry, map, key, value));
-    return;
-  }
-  out->push_back(EntryAction(kind, map, key, value));
-}
-
-std::vector<std::string> SortedKeys(const model::StringTable& table) {
-  std::vector<std::string> keys;
-  keys.reserve(table.size());
-  table.ForEach([&keys](absl::string_view key, absl::string_view) { keys.emplace_back(key); });
-  std::sort(keys.begin(), keys.end());
-  return keys;
-}
-
-// A key per-entry commands cannot name: `set|del map` and `del acl` read a first word that
-// starts with '#' as an entry reference (`#0x…`), whatever the escapes.
-bool IsReferenceLike(absl::string_view key) { return !key.empty() && key.front() == '#'; }
-
-bool HasBlankInKeys(const model::StringTable& table) {
-  bool blank = false;
-  table.ForEach([&blank](absl::string_view key, absl::string_view) {
-    if (!blank && key.find_first_of(" \t") != absl::string_view::npos) blank = true;
-  });
-  return blank;
-}
-
-bool HasReferenceLikeKeys(const model::StringTable& table) {
-  bool found = false;
-  table.ForEach([&found](absl::string_view key, absl::string_view) {
-    if (IsReferenceLike(key)) found = true;
-  });
-  return found;
-}
-
-// Whether the worker holds exactly the lines "key value" of `desired`, compared as lines (see
-// ObservedTable for why a key or value with a blank forces this). `have` must be ambiguous (its
-// lines kept) or hold no blank in its values.
-bool SameLines(const model::StringTable& desired, const ObservedTable& have) {
-  auto holds = [&have](absl::string_view k, absl::string_view v) {
-    if (have.ambiguous) return have.lines.Contains(absl::StrCat(k, " ", v));
-    absl::optional<absl::string_view> got = have.entries.Find(k);
-    return got.has_value() && *got == v;
-  };
-  size_t observed = have.ambiguous ? have.lines.size() : have.entries.size();
-  if (desired.size() != observed) return false;
-  bool same = true;
-  desired.ForEach([&](absl::string_view k, absl::string_view v) {
-    if (same && !holds(k, v)) same = false;
-  });
-  return same;
-}
-
-void PlanObservedTable(bool acl, const std::string& name, const model::StringTable& want,
-                       const ObservedTable* have, const PlanOptions& options, Plan* plan) {
-  absl::string_view kind = acl ? "acl" : "map";
-  std::string object = absl::StrCat(kind, "/", name);
-  if (have == nullptr || !have->present) {
-    plan->stale.push_back(StaleItem{object, "", "present", "absent",
-                                    absl::StrCat("worker has no ", kind, " ", name)});
-    return;
-  }
-  if (have->duplicates) {
-    plan->actions.push_back(ReplaceTable(acl, name, want));
-    return;
-  }
-  if (!acl && (have->ambiguous || HasBlankInKeys(want))) {
-    if (!SameLines(want, *have)) plan->actions.push_back(ReplaceTable(acl, name, want));
-    return;
-  }
-  if (HasReferenceLikeKeys(want) || HasReferenceLikeKeys(have->entries)) {
-    // Per-entry commands cannot name such keys: compare, and replace when they differ.
-    bool same = want == have->entries;
-    if (!same) plan->actions.push_back(ReplaceTable(acl, name, want));
-    return;
-  }
-  std::vector<Action> entries;
-  for (const auto& [key, value] : want.Sorted()) {
-    absl::optional<absl::string_view> got = have->entries.Find(key);
-    if (!got) {
-      entries.push_back(acl ? EntryAction(ActionKind::kAddAclPattern, name, key)
-                            : EntryAction(ActionKind::kAddMapEntry, name, key, value));
-    } else if (!acl && *got != value) {
-      PushMapSet(ActionKind::kSetMapEntry, name, key, value, &entries);
-    }
-  }
-  for (const auto& [key, unused] : have->entries.Sorted()) {
-    if (!want.Contains(key)) {
-      entries.push_back(
-          EntryAction(acl ? ActionKind::kDelAclPattern : ActionKind::kDelMapEntry, name, key));
-    }
-  }
-  if (model::ReplaceIsCheaper(entries.size(), want.size(), options.entry_lookup)) {
-    plan->actions.push_back(ReplaceTable(acl, name, want));
-    return;
-  }
-  for (Action& action : entries) plan->actions.push_back(std::move(action));
-}
-
-void PlanPendingTable(bool acl, const std::string& name, const PendingTable& pending,
-                      const model::StringTable* want, const PlanOptions& options, Plan* plan) {
-  if (pending.dropped || want == nullptr) return;  // no longer managed
-  if (pending.replace ||
-      model::ReplaceIsCheaper(pending.keys(), want->size(), options.entry_lookup)) {
-    plan->actions.push_back(ReplaceTable(acl, name, *want));
-    return;
-  }
-  std::vector<std::string> keys = SortedKeys(pending.existed);
-  std::vector<std::string> absent = SortedKeys(pending.was_absent);
-  keys.insert(keys.end(), absent.begin(), absent.end());
-  std::sort(keys.begin(), keys.end());
-  if (std::any_of(keys.begin(), keys.end(),
-                  [](const std::string& k) { return IsReferenceLike(k); })) {
-    plan->actions.push_back(ReplaceTable(acl, name, *want));
-    return;
-  }
-  for (const std::string& key : keys) {
-    absl::optional<absl::string_view> now = want->Find(key);
-    absl::optional<absl::string_view> before = pending.existed.Find(key);
-    if (acl) {
-      if (options.uncertain) {
-        // Whatever the cut run left: delete it (a no-op when absent) and add it back if wanted.
-        plan->actions.push_back(EntryAction(ActionKind::kDelAclPattern, name, key));
-        if (now) plan->actions.push_back(EntryAction(ActionKind::kAddAclPattern, name, key));
-      } else if (now && !before) {
-        plan->actions.push_back(EntryAction(ActionKind::kAddAclPattern, name, key));
-      } else if (!now && before) {
-        plan->actions.push_back(EntryAction(ActionKind::kDelAclPattern, name, key));
-      }
-      continue;
-    }
-    if (now && before && *now == *before && !options.uncertain) continue;  // changed back
-    if (now) {
-      if (!options.uncertain && !before) {
-        plan->actions.push_back(EntryAction(ActionKind::kAddMapEntry, name, key, *now));
-      } else {
-        PushMapSet(options.uncertain ? ActionKind::kUpsertMapEntry : ActionKind::kSetMapEntry, name,
-                   key, *now, &plan->actions);
-      }
-    } else if (before || options.uncertain) {
-      plan->actions.push_back(EntryAction(ActionKind::kDelMapEntry, name, key));
-    }
-  }
-}
-
-}  // namespace
 
 bool IsServerAction(ActionKind kind) {
   return kind == ActionKind::kSetAddress || kind == ActionKind::kSetFqdn ||
@@ -505,6 +74,32 @@ std::string Action::field() const {
   return "";
 }
 
+std::string Action::desired() const {
+  switch (kind) {
+    case ActionKind::kSetAddress:
+      return port ? absl::StrCat(address, ":", *port) : address;
+    case ActionKind::kSetFqdn:
+      return fqdn;
+    case ActionKind::kSetWeight:
+      return absl::StrCat(weight);
+    case ActionKind::kSetState:
+      return model::ServerStateName(state);
+    case ActionKind::kReplaceMap:
+    case ActionKind::kReplaceAcl:
+      return absl::StrCat(content ? content->size() : 0, " entries");
+    case ActionKind::kSetMapEntry:
+    case ActionKind::kAddMapEntry:
+    case ActionKind::kUpsertMapEntry:
+      return value;
+    case ActionKind::kDelMapEntry:
+    case ActionKind::kDelAclPattern:
+      return "absent";
+    case ActionKind::kAddAclPattern:
+      return "present";
+  }
+  return "";
+}
+
 bool operator==(const Action& a, const Action& b) {
   bool same_content = a.content == b.content ||
                       (a.content != nullptr && b.content != nullptr && *a.content == *b.content);
@@ -531,17 +126,9 @@ Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pendi
     bool failed_before =
         options.uncertain || (options.stale_servers != nullptr &&
                               options.stale_servers->contains(ServerObject(backend, name)));
-    if (!change.before || failed_before) {
-      if (options.servers_frozen) {
-        // What the worker holds is unknown; every managed field is stale there.
-        plan.stale.push_back(
-            StaleItem{ServerObject(backend, name), "", now->address, "unknown", kFrozenReason});
-        continue;
-      }
-      PlanServerFully(backend, name, *now, &plan);
-      continue;
-    }
-    PlanServerChange(backend, name, *change.before, *now, options.servers_frozen, &plan);
+    ServerHas has = change.before && !failed_before ? ServerHas(HasPrevious{*change.before})
+                                                    : ServerHas(HasUnknown{});
+    PlanServer(backend, name, *now, has, options.servers_frozen, &plan);
   }
   for (const auto& [name, table] : model::SortedByName(pending.maps())) {
     PlanPendingTable(/*acl=*/false, *name, *table, desired.FindMap(*name), options, &plan);
@@ -571,7 +158,8 @@ Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observ
                                        absl::StrCat("worker has no server ", *name, "/", *server)});
         continue;
       }
-      PlanServer(*name, *server, *spec, have_server->second, options.servers_frozen, &plan);
+      PlanServer(*name, *server, *spec, HasObserved{have_server->second}, options.servers_frozen,
+                 &plan);
     }
   }
   auto observed_table = [](const absl::flat_hash_map<std::string, ObservedTable>& tables,
@@ -595,7 +183,7 @@ Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born,
   Plan plan;
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
     for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
-      PlanServerFully(*name, *server, *spec, &plan);
+      PlanServer(*name, *server, *spec, HasUnknown{}, options.servers_frozen, &plan);
     }
   }
   auto seed_table = [&](bool acl, const std::string& name, const model::StringTable& table) {

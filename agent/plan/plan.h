@@ -10,8 +10,9 @@
 //                   the changes since). O(state), once per new worker.
 //   - PlanWorker:   what a full observation showed (observed.h): the minimal diff. O(state), for
 //                   workers hawk knows nothing about, after a failure, on the resync timer.
-// Deterministic: the same inputs give the same plan, byte for byte. commands.h turns actions into
-// CLI commands.
+// Each plans a server with server_plan.h's PlanServer, over what it knows the worker has of it
+// (observed, the previous spec, or unknown), and a map or ACL with table_plan.h. Deterministic:
+// the same inputs give the same plan, byte for byte. commands.h turns actions into CLI commands.
 //
 // Rules:
 //   - Only the backends' servers, maps and ACLs listed in the desired state are managed; a server
@@ -28,6 +29,12 @@
 //   - Order: backends by name, their servers by name, then maps by name, then ACLs by name.
 //     Within a server whose desired state is MAINT or DRAIN the state action comes first (stop
 //     traffic, then move it); when READY it comes last (never send traffic to the old address).
+//   - A frozen worker (PlanOptions::servers_frozen): a leaving worker past its grace period answers
+//     every `set server` with "Proxy is disabled." (its proxies are stopped, and HAProxy never
+//     restarts a stopped proxy) while map and ACL commands still work there. The server actions
+//     the plan would send it are withheld: listed in Plan::withheld, not in Plan::actions, and
+//     each reported as FrozenItem, which replaces any other StaleItem of that field. Maps and
+//     ACLs are planned as for any worker.
 //   - Maps and ACLs: a few changed entries go as per-entry commands (`set|add|del map`,
 //     `add|del acl`), each atomic on its own; a table newly managed, changed in more than
 //     model::kReplaceAboveFraction of its entries, holding duplicates, or whose lines cannot be
@@ -86,6 +93,9 @@ struct Action {
   // "address", "fqdn", "weight", "state", "entries", "patterns", "entries/<key>",
   // "patterns/<pattern>".
   std::string field() const;
+  // What the action sets, as a StaleItem's `desired`: "10.0.0.1:80" (the port when sent along),
+  // "app.example.com", "5", "MAINT", "<n> entries", a map value, "present", "absent".
+  std::string desired() const;
 
   friend bool operator==(const Action& a, const Action& b);
 };
@@ -98,9 +108,14 @@ using StaleItem = model::StaleObject;
 inline constexpr char kFrozenReason[] =
     "frozen: the leaving worker refuses server changes (Proxy is disabled.)";
 
+// What stays stale of a server action a frozen worker is not sent, or refused with "Proxy is
+// disabled.": {object, field, action.desired(), "", kFrozenReason}. `actual` is empty: the
+// action is all that is known where the refusal comes back, and both ways give the same item.
+StaleItem FrozenItem(const Action& action);
+
 struct PlanOptions {
-  // A leaving worker that answered `Proxy is disabled.`: its server diffs become StaleItems with
-  // kFrozenReason; maps and ACLs are still planned.
+  // A leaving worker that answered `Proxy is disabled.`: its server actions are withheld (see
+  // the rules above); maps and ACLs are still planned.
   bool servers_frozen = false;
   // PlanChanges: the last apply on this worker was cut short, so whether it holds a key may
   // differ from what the summaries say: map upserts become kUpsertMapEntry, and an ACL pattern
@@ -117,6 +132,10 @@ struct PlanOptions {
 struct Plan {
   std::vector<Action> actions;
   std::vector<StaleItem> stale;
+  // PlanOptions::servers_frozen: the server actions a frozen worker would refuse, in plan order.
+  // Not to be sent; each is in `stale` as its FrozenItem, and the caller reports it refused with
+  // the reply that froze the worker.
+  std::vector<Action> withheld;
 
   bool empty() const { return actions.empty(); }
   friend bool operator==(const Plan&, const Plan&) = default;

@@ -20,33 +20,6 @@ std::string FirstLine(absl::string_view text) {
   return std::string(text.substr(0, text.find('\n')));
 }
 
-// What the action wanted, for its stale item.
-std::string DesiredText(const plan::Action& action) {
-  switch (action.kind) {
-    case plan::ActionKind::kSetAddress:
-      return action.port ? absl::StrCat(action.address, ":", *action.port) : action.address;
-    case plan::ActionKind::kSetFqdn:
-      return action.fqdn;
-    case plan::ActionKind::kSetWeight:
-      return absl::StrCat(action.weight);
-    case plan::ActionKind::kSetState:
-      return model::ServerStateName(action.state);
-    case plan::ActionKind::kReplaceMap:
-    case plan::ActionKind::kReplaceAcl:
-      return absl::StrCat(action.content ? action.content->size() : 0, " entries");
-    case plan::ActionKind::kSetMapEntry:
-    case plan::ActionKind::kAddMapEntry:
-    case plan::ActionKind::kUpsertMapEntry:
-      return action.value;
-    case plan::ActionKind::kDelMapEntry:
-    case plan::ActionKind::kDelAclPattern:
-      return "absent";
-    case plan::ActionKind::kAddAclPattern:
-      return "present";
-  }
-  return "";
-}
-
 bool IsMapSet(plan::ActionKind kind) {
   return kind == plan::ActionKind::kSetMapEntry || kind == plan::ActionKind::kUpsertMapEntry;
 }
@@ -148,7 +121,7 @@ ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult&
     out.verdict = ReplyVerdict::kRefused;
     out.text = std::string(result.status().message());
     out.unexpected = true;
-    stale(action.field(), DesiredText(action), "", out.text);
+    stale(action.field(), action.desired(), "", out.text);
     return out;
   }
   parse::ClassifiedReply reply = parse::ClassifyMutationReply(*result);
@@ -159,7 +132,7 @@ ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult&
     case parse::ReplyCode::kProxyDisabled:
       if (server && leaving) {
         out.verdict = ReplyVerdict::kFrozen;
-        out.stale = FrozenItem(action);
+        out.stale = plan::FrozenItem(action);
         return out;
       }
       break;
@@ -198,13 +171,8 @@ ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult&
   }
   out.verdict = ReplyVerdict::kRefused;
   out.unexpected = true;
-  stale(action.field(), DesiredText(action), "", absl::StrCat("refused: ", FirstLine(reply.text)));
+  stale(action.field(), action.desired(), "", absl::StrCat("refused: ", FirstLine(reply.text)));
   return out;
-}
-
-model::StaleObject FrozenItem(const plan::Action& action) {
-  return model::StaleObject{action.object(), action.field(), DesiredText(action), "",
-                            plan::kFrozenReason};
 }
 
 absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& sent,

@@ -68,11 +68,10 @@ struct ActionReply {
 
 // What `result` (the reply to `command`, sent for `action`) means. `as_add`: the command is an
 // `add map` (a transaction's, or the follow-up of an upsert). `leaving`: the worker is LEAVING.
+// A server command a leaving worker refuses with "Proxy is disabled." freezes it (kFrozen), and
+// stays stale as plan::FrozenItem, the item of the actions the planner withholds from then on.
 ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult& result,
                                 bool as_add, bool leaving);
-
-// The stale item of a server action not sent to a frozen worker.
-model::StaleObject FrozenItem(const plan::Action& action);
 
 // Why a batch did not reach HAProxy, if it did not: the worker is gone (NotFound), the connection
 // closed under it (a reload) or the deadline passed. Such an apply is retried, not reported:

@@ -267,7 +267,7 @@ void Reconciler::Kick(WorkerState* worker) {
       ListTables(worker);
       return;
     }
-    Apply(worker, plan::PlanFullSeed(*desired_));
+    Apply(worker, plan::PlanFullSeed(*desired_, nullptr, PlanOptionsFor(*worker)));
     return;
   }
   if (worker->observe) {
@@ -278,9 +278,7 @@ void Reconciler::Kick(WorkerState* worker) {
   auto run = std::make_unique<Run>();
   run->taken = std::move(worker->pending);
   worker->pending = plan::PendingChanges();
-  plan::PlanOptions options = BaseOptions();
-  // A frozen worker's server actions are planned like any others: Apply reports each as refused
-  // (with the reply that froze the worker) and stale, without sending it.
+  plan::PlanOptions options = PlanOptionsFor(*worker);
   options.uncertain = worker->uncertain;
   absl::flat_hash_set<std::string> stale_servers = worker->stale.Servers();
   options.stale_servers = &stale_servers;
@@ -290,8 +288,9 @@ void Reconciler::Kick(WorkerState* worker) {
   Apply(worker, std::move(plan));
 }
 
-plan::PlanOptions Reconciler::BaseOptions() const {
+plan::PlanOptions Reconciler::PlanOptionsFor(const WorkerState& worker) const {
   plan::PlanOptions options;
+  options.servers_frozen = worker.sync.frozen;
   // The master's version stands for its workers' (one binary); unknown counts as indexed.
   absl::StatusOr<parse::VersionNumbers> version =
       parse::ParseVersionNumbers(registry_->report().master.version);
@@ -336,7 +335,7 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
   worker->running_generation = desired_->generation;
   worker->pending.Clear();
   if (!written_.has_value()) {  // forgotten meanwhile
-    Apply(worker, plan::PlanFullSeed(*desired_));
+    Apply(worker, plan::PlanFullSeed(*desired_, nullptr, PlanOptionsFor(*worker)));
     return;
   }
   // The tables the worker read from their files get only the changes since; the others, whole.
@@ -348,7 +347,7 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
   base::LogDebug("reconcile worker ", pid, ": seeded with ", born.maps.size(), " of ",
                  written_->maps.size(), " written maps and ", born.acls.size(), " of ",
                  written_->acls.size(), " written ACLs read from their files");
-  Apply(worker, plan::PlanFullSeed(*desired_, &born, BaseOptions()));
+  Apply(worker, plan::PlanFullSeed(*desired_, &born, PlanOptionsFor(*worker)));
 }
 
 void Reconciler::Observe(WorkerState* worker) {
@@ -381,10 +380,9 @@ void Reconciler::OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandRes
     Fail(worker, std::string(observed.status().message()));
     return;
   }
-  plan::PlanOptions options = BaseOptions();  // frozen servers: see Kick
   worker->uncertain = false;
   worker->stale.Clear();
-  Apply(worker, plan::PlanWorker(*desired_, *observed, options));
+  Apply(worker, plan::PlanWorker(*desired_, *observed, PlanOptionsFor(*worker)));
 }
 
 void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
@@ -422,17 +420,18 @@ void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
   run.plan = std::move(plan);
   worker->stale.AddAll(run.plan.stale);
   int pid = worker->pid;
+  // Withheld from a frozen worker (already stale as such): reported refused with the reply that
+  // froze it, not sent again.
+  for (const plan::Action& action : run.plan.withheld) {
+    for (cli::Command& command : plan::ServerCommands(pid, action)) {
+      worker->refusals.push_back(
+          model::Refusal{action.object(), WithoutPrefix(command), worker->freeze_reply});
+    }
+  }
   for (size_t a = 0; a < run.plan.actions.size(); ++a) {
     const plan::Action& action = run.plan.actions[a];
     if (plan::IsServerAction(action.kind)) {
       for (cli::Command& command : plan::ServerCommands(pid, action)) {
-        if (worker->sync.frozen) {
-          // Refused before: HAProxy cannot unfreeze a stopped proxy, so do not ask again.
-          worker->refusals.push_back(
-              model::Refusal{action.object(), WithoutPrefix(command), worker->freeze_reply});
-          worker->stale.Add(FrozenItem(action));
-          continue;
-        }
         run.sent.push_back(std::move(command));
         run.action_of.push_back(a);
       }

@@ -18,7 +18,8 @@
 //     changed are planned and sent (plan/pending.h), and the replies are trusted — no
 //     observation on the hot path.
 // A leaving worker that answers `Proxy is disabled.` is frozen: server commands are no longer
-// sent there and its stale servers are listed, while maps and ACLs keep being applied. Pushes
+// sent there (the planner withholds them) and its stale servers are listed, while maps and ACLs
+// keep being applied. Pushes
 // coalesce: a worker busy with an older change runs again with everything pending when it
 // finishes. An apply cut short (a reload closed the connection) is retried with what it carried
 // merged back, planned for a worker whose map keys are uncertain.
@@ -151,8 +152,8 @@ class Reconciler {
 
   void OnWorkers(const model::WorkersReport& report, const registry::WorkerChanges& changes);
   bool IsTarget(const WorkerState& worker) const;
-  // Planning options that hold for every worker (the HAProxy version's costs).
-  plan::PlanOptions BaseOptions() const;
+  // Planning options for `worker`: the HAProxy version's costs, and whether it is frozen.
+  plan::PlanOptions PlanOptionsFor(const WorkerState& worker) const;
   void Kick(WorkerState* worker);
   // The steps of one reconcile. Callbacks find their worker again by pid and epoch: it may be
   // gone, or its pid reused by another worker.

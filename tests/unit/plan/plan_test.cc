@@ -1,6 +1,7 @@
 #include "agent/plan/plan.h"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -412,6 +413,10 @@ TEST(PlanTest, OrderAcrossObjectsIsByNameWhateverTheInputOrder) {
   EXPECT_EQ(PlanFullSeed(reinserted), PlanFullSeed(desired));
 }
 
+// Changed: the planner's own frozen output (a port item apart from the address, observed values
+// as `actual`, tested here only) is gone. A frozen worker gets what the reconciler always
+// reported: each server action withheld (Plan::withheld, for its refusal) and stale as
+// FrozenItem (the action's field and what it would set).
 TEST(PlanTest, FrozenWorkerReportsServerDiffsAndStillPlansMapsAndAcls) {
   for (absl::string_view version : kVersions) {
     SCOPED_TRACE(version);
@@ -431,26 +436,24 @@ TEST(PlanTest, FrozenWorkerReportsServerDiffsAndStillPlansMapsAndAcls) {
     Plan plan = PlanWorker(desired, worker, frozen);
     // Changed: one entry and one pattern differ, so per-entry commands instead of two replaces.
     EXPECT_THAT(Kinds(plan), ElementsAre(ActionKind::kDelMapEntry, ActionKind::kAddAclPattern));
-    std::vector<std::string> fields;
-    for (const StaleItem& item : plan.stale) {
-      EXPECT_EQ(item.reason, kFrozenReason) << item.object << " " << item.field;
-      fields.push_back(absl::StrCat(item.object, ":", item.field));
-    }
+    std::string address = absl::StrCat("10.1.1.1:", web1.port + 1);
     EXPECT_THAT(
-        fields,
-        ElementsAre("backend/be_app/server/SRV2:state", "backend/be_app/server/web1:address",
-                    "backend/be_app/server/web1:port", "backend/be_app/server/web1:weight",
-                    "backend/be_app/server/web1:state"));
-    EXPECT_EQ(plan.stale[0].desired, "READY");
-    EXPECT_EQ(plan.stale[0].actual, "MAINT (srv_admin_state 0x05: FMAINT CMAINT)");
-    EXPECT_EQ(plan.stale[1].desired, "10.1.1.1");
-    EXPECT_EQ(plan.stale[1].actual, "127.0.0.1");
-    // The same worker, not frozen: actions instead.
+        plan.stale,
+        ElementsAre(StaleItem{"backend/be_app/server/SRV2", "state", "READY", "", kFrozenReason},
+                    StaleItem{"backend/be_app/server/web1", "state", "DRAIN", "", kFrozenReason},
+                    StaleItem{"backend/be_app/server/web1", "address", address, "", kFrozenReason},
+                    StaleItem{"backend/be_app/server/web1", "weight", "7", "", kFrozenReason}));
+    // The same worker, not frozen: actions instead, and the frozen plan withheld exactly these.
     Plan live = PlanWorker(desired, worker, {});
     EXPECT_THAT(live.stale, IsEmpty());
+    EXPECT_THAT(live.withheld, IsEmpty());
     EXPECT_THAT(Kinds(live), ElementsAre(ActionKind::kSetState, ActionKind::kSetState,
                                          ActionKind::kSetAddress, ActionKind::kSetWeight,
                                          ActionKind::kDelMapEntry, ActionKind::kAddAclPattern));
+    EXPECT_EQ(plan.withheld, std::vector<Action>(live.actions.begin(), live.actions.begin() + 4));
+    for (size_t i = 0; i < plan.withheld.size(); ++i) {
+      EXPECT_EQ(plan.stale[i], FrozenItem(plan.withheld[i]));
+    }
   }
 }
 
@@ -807,6 +810,8 @@ TEST(PlanChangesTest, OnlyTheFirstBeforeValueCounts) {
   EXPECT_EQ(plan.actions[0].weight, 5);
 }
 
+// Changed as FrozenWorkerReportsServerDiffsAndStillPlansMapsAndAcls: a server newly managed (its
+// fields unknown) is no longer one "unknown" item but every managed field, withheld.
 TEST(PlanChangesTest, FrozenWorkerGetsStaleServersAndItsMaps) {
   model::DesiredState before = ThreeServers();
   before.maps["/m"] = Table({{"k", "v"}});
@@ -820,8 +825,16 @@ TEST(PlanChangesTest, FrozenWorkerGetsStaleServersAndItsMaps) {
   EXPECT_THAT(Steps(plan), ElementsAre("map//m entries/k"));
   EXPECT_THAT(
       plan.stale,
-      ElementsAre(StaleItem{"backend/be/server/s1", "weight", "5", "1", kFrozenReason},
-                  StaleItem{"backend/be/server/s4", "", "10.0.0.4", "unknown", kFrozenReason}));
+      ElementsAre(StaleItem{"backend/be/server/s1", "weight", "5", "", kFrozenReason},
+                  StaleItem{"backend/be/server/s4", "address", "10.0.0.4", "", kFrozenReason}));
+  ASSERT_EQ(plan.withheld.size(), 2u);
+  EXPECT_EQ(plan.withheld[0].kind, ActionKind::kSetWeight);
+  EXPECT_EQ(plan.withheld[0].weight, 5);
+  EXPECT_EQ(plan.withheld[1].kind, ActionKind::kSetAddress);
+  EXPECT_EQ(plan.withheld[1].address, "10.0.0.4");
+  // Not frozen: the same server actions, sent.
+  Plan live = PlanPushes(before, {after});
+  EXPECT_EQ(std::vector<Action>(live.actions.begin(), live.actions.end() - 1), plan.withheld);
 }
 
 // A server whose last apply failed on this worker: every managed field is planned again, not
@@ -1108,6 +1121,46 @@ TEST(ObservedTest, ObjectNames) {
   EXPECT_TRUE(IsServerAction(ActionKind::kSetState));
   EXPECT_TRUE(IsReplaceAction(ActionKind::kReplaceAcl));
   EXPECT_FALSE(IsReplaceAction(ActionKind::kSetMapEntry));
+}
+
+// What each action sets, as stale items report it (moved from reconcile/outcome.cc with
+// FrozenItem, which frozen workers' items and refusals both use).
+TEST(ObservedTest, WhatAnActionSets) {
+  Action action;
+  action.kind = ActionKind::kSetAddress;
+  action.address = "10.0.0.1";
+  EXPECT_EQ(action.desired(), "10.0.0.1");
+  action.port = 8080;
+  EXPECT_EQ(action.desired(), "10.0.0.1:8080");
+  action.kind = ActionKind::kSetFqdn;
+  action.fqdn = "app.example.com";
+  EXPECT_EQ(action.desired(), "app.example.com");
+  action.kind = ActionKind::kSetWeight;
+  action.weight = 20;
+  EXPECT_EQ(action.desired(), "20");
+  action.kind = ActionKind::kSetState;
+  action.state = ServerState::kDrain;
+  EXPECT_EQ(action.desired(), "DRAIN");
+  action.backend = "be";
+  action.server = "s";
+  EXPECT_EQ(FrozenItem(action),
+            (StaleItem{"backend/be/server/s", "state", "DRAIN", "", kFrozenReason}));
+  action.kind = ActionKind::kReplaceMap;
+  EXPECT_EQ(action.desired(), "0 entries");
+  action.content = std::make_shared<const model::StringTable>(Table({{"a", "1"}, {"b", "2"}}));
+  EXPECT_EQ(action.desired(), "2 entries");
+  action.value = "v";
+  for (ActionKind kind :
+       {ActionKind::kSetMapEntry, ActionKind::kAddMapEntry, ActionKind::kUpsertMapEntry}) {
+    action.kind = kind;
+    EXPECT_EQ(action.desired(), "v");
+  }
+  action.kind = ActionKind::kDelMapEntry;
+  EXPECT_EQ(action.desired(), "absent");
+  action.kind = ActionKind::kDelAclPattern;
+  EXPECT_EQ(action.desired(), "absent");
+  action.kind = ActionKind::kAddAclPattern;
+  EXPECT_EQ(action.desired(), "present");
 }
 
 }  // namespace

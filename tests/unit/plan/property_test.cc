@@ -9,11 +9,14 @@
 //     identical to a worker seeded with PlanFullSeed(Sn) after a reload ("a worker seeded after a
 //     reload ends up identical to one that received every delta").
 //   - An apply cut short, then more deltas, then the uncertain retry: the worker holds Sn.
+//   - For a frozen worker, every entry point plans what it plans for a live one, with the server
+//     actions withheld and stale as their FrozenItem.
 
 #include <algorithm>
 #include <iostream>
 #include <random>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -306,6 +309,37 @@ bool Unfixable(const StaleItem& item) {
          absl::StartsWith(item.reason, "the port of an FQDN server");
 }
 
+// The frozen-worker policy (plan.h): `frozen` is `live` with every server action withheld, in
+// order, and stale as its FrozenItem, which replaces any other item of that field.
+void ExpectFrozenPolicy(const Plan& live, const Plan& frozen) {
+  std::vector<Action> sent, withheld;
+  for (const Action& action : live.actions) {
+    (IsServerAction(action.kind) ? withheld : sent).push_back(action);
+  }
+  EXPECT_EQ(frozen.actions, sent);
+  EXPECT_EQ(frozen.withheld, withheld);
+  std::vector<StaleItem> expected;
+  for (const StaleItem& item : live.stale) {
+    bool replaced = std::any_of(withheld.begin(), withheld.end(), [&item](const Action& action) {
+      return action.object() == item.object && action.field() == item.field;
+    });
+    if (!replaced) expected.push_back(item);
+  }
+  for (const Action& action : withheld) expected.push_back(FrozenItem(action));
+  auto by_field = [](const StaleItem& a, const StaleItem& b) {
+    return std::tie(a.object, a.field, a.reason) < std::tie(b.object, b.field, b.reason);
+  };
+  std::vector<StaleItem> got = frozen.stale;
+  std::sort(expected.begin(), expected.end(), by_field);
+  std::sort(got.begin(), got.end(), by_field);
+  EXPECT_EQ(got, expected);
+}
+
+PlanOptions Frozen(PlanOptions options) {
+  options.servers_frozen = true;
+  return options;
+}
+
 std::string FirstAction(const Plan& plan) {
   if (plan.actions.empty()) return "none";
   return absl::StrCat(plan.actions[0].object(), " ", plan.actions[0].field());
@@ -346,6 +380,11 @@ void CheckPlanWorkerProperty(int cases, uint32_t seed, WorkerShape shape) {
     ObservedWorker observed = worker.sim.Observe(worker.like);
     Plan plan = PlanWorker(desired, observed, options);
     ASSERT_EQ(plan, PlanWorker(desired, Reinserted(observed), options)) << "not deterministic";
+    if (options.servers_frozen) {
+      PlanOptions live = options;
+      live.servers_frozen = false;
+      ExpectFrozenPolicy(PlanWorker(desired, observed, live), plan);
+    }
     for (const StaleItem& item : plan.stale) {
       EXPECT_TRUE(KnownReason(item.reason)) << item.reason;
       if (!options.servers_frozen) {
@@ -412,6 +451,7 @@ void CheckFullSeedProperty(int cases, uint32_t rng_seed, bool blank_keys) {
     RandomWorker worker = MakeWorker(rng, desired, Shape(blank_keys, /*complete=*/true));
     Plan seed = PlanFullSeed(desired);
     EXPECT_TRUE(seed.stale.empty());
+    ExpectFrozenPolicy(seed, PlanFullSeed(desired, nullptr, Frozen({})));
     ApplyPlan(&worker.sim, seed);
     Plan again = PlanWorker(desired, worker.sim.Observe(desired), {});
     ASSERT_TRUE(again.actions.empty())
@@ -614,6 +654,7 @@ void CheckIncrementalProperty(int cases, uint32_t seed, bool blank_keys) {
       // The reconciler plans whenever the worker is free: after some pushes, not after others.
       if (d + 1 == deltas || OneIn(rng, 3)) {
         Plan plan = PlanChanges(state, pending, {});
+        ExpectFrozenPolicy(plan, PlanChanges(state, pending, Frozen({})));
         ++planned;
         actions += plan.actions.size();
         for (const Action& action : plan.actions) {

@@ -110,7 +110,7 @@ TEST(ClassifyActionReplyTest, ProxyIsDisabledFreezesOnlyALeavingWorkersServers) 
     EXPECT_EQ(reply.verdict, ReplyVerdict::kFrozen);
     EXPECT_EQ(reply.text, "Proxy is disabled.");
     ASSERT_TRUE(reply.stale.has_value());
-    EXPECT_EQ(*reply.stale, FrozenItem(weight));
+    EXPECT_EQ(*reply.stale, plan::FrozenItem(weight));
     EXPECT_EQ(*reply.stale, (model::StaleObject{"backend/be_app/server/web1", "weight", "20", "",
                                                 plan::kFrozenReason}));
     // On a current worker the same text is an unexplained refusal.

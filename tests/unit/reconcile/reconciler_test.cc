@@ -384,7 +384,8 @@ TEST_F(ReconcilerTest, FrozenLeavingWorkerKeepsGettingMapsButNoMoreServerCommand
   // Not sent, but reported with the reply that froze the worker. Expected to fail with
   // agent/reconcile at cb512e6: Kick plans with PlanOptions::servers_frozen, so PlanChanges
   // turns the change into a StaleItem and Apply's frozen branch (which records this Refusal)
-  // is never reached; the second push's outcome has no refusal at all.
+  // is never reached; the second push's outcome has no refusal at all. Kick now passes
+  // servers_frozen, and the planner lists the change in Plan::withheld, which Apply reports.
   EXPECT_THAT(old->refused,
               Contains(model::Refusal{"backend/be_app/server/web1",
                                       "set server be_app/web1 weight 20", "Proxy is disabled."}));
