@@ -147,9 +147,11 @@ absl::Status App::Init() {
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
   api::RegisterStateRoutes(&api_router_, state_.get(), reconciler_.get());
   api::RegisterReloadRoutes(&api_router_, reloader_.get());
-  api_router_.Add("GET", "/v1/watch", [this](const http::Request& request, http::Responder r) {
-    watch_->Handle(request, std::move(r));
-  });
+  api_router_.Add("GET", "/v1/watch",
+                  [this](const http::Request& request, http::Responder r) {
+                    watch_->Handle(request, std::move(r));
+                  },
+                  {"heartbeatMs"});
   api::RegisterHealthRoutes(&probe_router_, registry_.get(), /*detail=*/false);
   api::MetricsSources metrics{[this] { return Snapshot(); },
                               reconciler_.get(),
