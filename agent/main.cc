@@ -27,6 +27,7 @@
 #include "agent/app/app.h"
 #include "agent/base/address.h"
 #include "agent/base/log.h"
+#include "agent/status/apply_main.h"
 #include "agent/status/status_main.h"
 #include "agent/store/journal.h"
 #include "agent/tls/server_context.h"
@@ -349,6 +350,12 @@ int main(int argc, char** argv) {
   // `hawk status …`: a person's view of a running hawk (agent/status), not the daemon.
   if (argc > 1 && std::string_view(argv[1]) == "status") {
     return hawk::status::StatusMain(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "apply") {
+    return hawk::status::ApplyMain(argc - 1, argv + 1);
+  }
+  if (argc > 1 && std::string_view(argv[1]) == "get") {
+    return hawk::status::GetMain(argc - 1, argv + 1);
   }
   // Memory: a whole-state PUT at ingress scale allocates a few tens of megabytes (the body, the
   // parser's buffers, the new state) and frees them again. Fresh pages cost ~10 µs each to touch

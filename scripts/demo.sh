@@ -82,10 +82,9 @@ done
 step "hawk status: before anything happens"
 report
 
-step "PUT /v1/state: SRV_1 -> app-v2 (the controller's desired state)"
-api -X PUT http://hawk/v1/state -H "Content-Type: application/json" -d "{\"version\":\"v1\",\"backends\":[{\"name\":\"be_app\",
-  \"servers\":[{\"name\":\"SRV_1\",\"address\":\"127.0.0.1\",\"port\":$v2_port,\"state\":\"READY\"}]}]}" |
-  jq -c .
+step "hawk apply: SRV_1 -> app-v2 (a desired state, as a person sends one; controllers PUT /v1/state)"
+printf '{"version":"v1","backends":[{"name":"be_app","servers":[{"name":"SRV_1","address":"127.0.0.1","port":%s,"state":"READY"}]}]}' \
+  "$v2_port" | "$hawk_bin" apply --address "unix:$work/hawk.sock" - || echo "(hawk apply: exit $?)"
 printf 'a request through HAProxy now reaches: %s' "$(curl -s "http://127.0.0.1:$fe_port/")"
 
 step "a slow request (3 s) in flight through the current worker"

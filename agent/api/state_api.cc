@@ -126,7 +126,8 @@ void RegisterStateRoutes(Router* router, StateService* state, reconcile::Reconci
     router->Add(patch ? "PATCH" : "PUT", "/v1/state",
                 [state, reconciler, patch](const http::Request& request, http::Responder r) {
                   HandlePush(request, std::move(r), patch, state, reconciler);
-                });
+                },
+                {"timeoutMs"});
   }
   router->Add("GET", "/v1/state", [state](const http::Request&, http::Responder responder) {
     const model::DesiredState* desired = state->current();

@@ -147,9 +147,21 @@ absl::Status App::Init() {
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
   api::RegisterStateRoutes(&api_router_, state_.get(), reconciler_.get());
   api::RegisterReloadRoutes(&api_router_, reloader_.get());
-  api_router_.Add("GET", "/v1/watch", [this](const http::Request& request, http::Responder r) {
-    watch_->Handle(request, std::move(r));
-  });
+  api_router_.Add("GET", "/v1/watch",
+                  [this](const http::Request& request, http::Responder r) {
+                    watch_->Handle(request, std::move(r));
+                  },
+                  {"heartbeatMs"});
+  drain_ = std::make_unique<drain::DrainHub>(loop_->get(), client_.get(), registry_.get(),
+                                             [] { return absl::Now(); });
+  // On the probe listener too: a pod's preStop hook (httpGet) needs no binary in HAProxy's image.
+  for (api::Router* router : {&api_router_, &probe_router_}) {
+    router->Add("GET", "/v1/drain",
+                [this](const http::Request& request, http::Responder r) {
+                  drain_->Handle(request, std::move(r));
+                },
+                {"quietMs", "boundMs"});
+  }
   api::RegisterHealthRoutes(&probe_router_, registry_.get(), /*detail=*/false);
   api::MetricsSources metrics{[this] { return Snapshot(); },
                               reconciler_.get(),
@@ -319,6 +331,7 @@ void App::Stop() {
   reconciler_subscription_.Reset();
   servers_.clear();
   watch_.reset();
+  drain_.reset();
   reloader_.reset();
   state_.reset();
   reconciler_.reset();

@@ -16,6 +16,7 @@
 #include "agent/base/address.h"
 #include "agent/base/callback_list.h"
 #include "agent/cli/client.h"
+#include "agent/drain/drain_hub.h"
 #include "agent/http/server.h"
 #include "agent/model/desired.h"
 #include "agent/reconcile/reconciler.h"
@@ -90,6 +91,7 @@ class App {
   std::unique_ptr<api::StateService> state_;
   std::unique_ptr<reload::Reloader> reloader_;
   std::unique_ptr<api::WatchHub> watch_;
+  std::unique_ptr<drain::DrainHub> drain_;  // GET /v1/drain, on the API and probe listeners
   // The app's listeners on the registry (whole lines, --worker-socket, watch) and the reconciler.
   base::Subscription registry_subscription_;
   base::Subscription reconciler_subscription_;

@@ -107,8 +107,9 @@ int OnComplete(llhttp_t* parser) {
   return 0;
 }
 
-absl::Status Exchange(const Endpoint& endpoint, absl::string_view target, absl::Duration timeout,
-                      Response* response) {
+absl::Status Exchange(const Endpoint& endpoint, absl::string_view method, absl::string_view target,
+                      absl::string_view body, absl::Duration timeout, Response* response,
+                      bool any_status = false) {
   const base::Address& address = endpoint.address;
   absl::StatusOr<int> connected = Connect(address);
   if (!connected.ok()) return connected.status();
@@ -120,11 +121,15 @@ absl::Status Exchange(const Endpoint& endpoint, absl::string_view target, absl::
         absl::StrContains(address.host, ':') ? absl::StrCat("[", address.host, "]") : address.host,
         ":", address.port);
   }
-  std::string request = absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: ", host, "\r\n");
+  std::string request = absl::StrCat(method, " ", target, " HTTP/1.1\r\nHost: ", host, "\r\n");
   if (!endpoint.bearer_token.empty()) {
     absl::StrAppend(&request, "Authorization: Bearer ", endpoint.bearer_token, "\r\n");
   }
-  absl::StrAppend(&request, "Connection: close\r\n\r\n");
+  if (method != "GET") {
+    absl::StrAppend(&request, "Content-Type: application/json\r\nContent-Length: ", body.size(),
+                    "\r\n");
+  }
+  absl::StrAppend(&request, "Connection: close\r\n\r\n", body);
   for (size_t sent = 0; sent < request.size();) {
     ssize_t n = ::send(fd.get(), request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
@@ -171,7 +176,7 @@ absl::Status Exchange(const Endpoint& endpoint, absl::string_view target, absl::
     return absl::UnavailableError(
         absl::StrCat("hawk at ", address.ToString(), " closed the connection mid-answer"));
   }
-  if (response->status != 200) {
+  if (response->status != 200 && !any_status) {
     return absl::InternalError(absl::StrCat("hawk at ", address.ToString(), " answered ",
                                             response->status, ": ", response->body));
   }
@@ -183,17 +188,30 @@ absl::Status Exchange(const Endpoint& endpoint, absl::string_view target, absl::
 absl::StatusOr<std::string> Get(const Endpoint& endpoint, absl::string_view target,
                                 absl::Duration timeout) {
   Response response;
-  if (absl::Status status = Exchange(endpoint, target, timeout, &response); !status.ok()) {
+  if (absl::Status status = Exchange(endpoint, "GET", target, "", timeout, &response);
+      !status.ok()) {
     return status;
   }
   return std::move(response.body);
+}
+
+absl::StatusOr<Answer> Send(const Endpoint& endpoint, absl::string_view method,
+                            absl::string_view target, absl::string_view body,
+                            absl::Duration timeout) {
+  Response response;
+  if (absl::Status status = Exchange(endpoint, method, target, body, timeout, &response,
+                                     /*any_status=*/true);
+      !status.ok()) {
+    return status;
+  }
+  return Answer{response.status, std::move(response.body)};
 }
 
 absl::Status Stream(const Endpoint& endpoint, absl::string_view target,
                     const std::function<bool(absl::string_view line)>& on_line) {
   Response response;
   response.on_line = on_line;
-  return Exchange(endpoint, target, absl::InfiniteDuration(), &response);
+  return Exchange(endpoint, "GET", target, "", absl::InfiniteDuration(), &response);
 }
 
 }  // namespace hawk::status

@@ -1,7 +1,8 @@
 #pragma once
 
-// `hawk status`'s client: a blocking HTTP/1.1 GET to hawk's API (unix socket or TCP), the
-// response parsed by llhttp. A command-line tool's client, never used inside the daemon's loop.
+// `hawk status`'s and `hawk apply`'s client: a blocking HTTP/1.1 request to hawk's API (unix socket
+// or TCP), the response parsed by llhttp. A command-line tool's client, never used inside the
+// daemon's loop.
 
 #include <functional>
 #include <string>
@@ -25,6 +26,18 @@ struct Endpoint {
 // hawk cannot be reached; Internal for another status, with hawk's error.
 absl::StatusOr<std::string> Get(const Endpoint& endpoint, absl::string_view target,
                                 absl::Duration timeout);
+
+// Any status, with its body: `hawk apply` shows hawk's own refusal (400, 409, 413).
+struct Answer {
+  int status = 0;
+  std::string body;
+};
+
+// `method` `target` with `body` (application/json unless GET), within `timeout`. Unavailable
+// when hawk cannot be reached; whatever status hawk answers is the Answer's.
+absl::StatusOr<Answer> Send(const Endpoint& endpoint, absl::string_view method,
+                            absl::string_view target, absl::string_view body,
+                            absl::Duration timeout);
 
 // GET `target` as a stream (NDJSON): `on_line` gets each line as it arrives until it returns
 // false or the stream ends.

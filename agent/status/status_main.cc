@@ -5,22 +5,19 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
-#include "agent/auth/bearer_token.h"
 #include "agent/base/address.h"
+#include "agent/status/endpoint_flags.h"
 #include "agent/status/status_client.h"
 #include "agent/status/status_text.h"
 
 namespace hawk::status {
 namespace {
 
-constexpr const char* kDefaultAddress = "unix:/run/hawk/hawk.sock";
 constexpr const char* kUsage =
     "usage: hawk status [--json] [--watch] [--token-file PATH] [ADDRESS]\n"
     "  ADDRESS  hawk's --listen: unix:PATH, a path, or tcp:HOST:PORT (default "
@@ -28,18 +25,6 @@ constexpr const char* kUsage =
     "  --watch  redraw on every change\n"
     "  --json   print the report as hawk sends it\n"
     "  --token-file PATH  the bearer token of a TCP listener started with --token-file\n";
-
-// The token as hawk reads it from the same file (agent/auth).
-absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("--token-file ", path, ": cannot read it: ", std::strerror(errno)));
-  }
-  std::stringstream text;
-  text << in.rdbuf();
-  return auth::ParseTokenFile(text.str(), path);
-}
 
 void Fail(absl::string_view message) {
   std::fprintf(stderr, "hawk status: %.*s\n", static_cast<int>(message.size()), message.data());

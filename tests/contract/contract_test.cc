@@ -77,6 +77,18 @@ TEST_F(ContractTest, ErrorsAndReadinessWithoutHaproxy) {
   EXPECT_TRUE(ParsesStrictly(healthz.body, &health));
   EXPECT_EQ(health.status(), "ok");
 
+  HttpResult unknown = hawk.Get("/v1/workers?pid=1");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_TRUE(ParsesStrictly(unknown.body, &error));
+  EXPECT_EQ(error.error().field(), "pid");
+
+  hawk::v1::DrainResponse drain;
+  HttpResult unavailable = Fetch(hawk.probe_address(), "GET", "/v1/drain?quietMs=100");
+  EXPECT_EQ(unavailable.status, 503);
+  EXPECT_TRUE(ParsesStrictly(unavailable.body, &drain));
+  EXPECT_EQ(drain.reason(), "unavailable");
+  EXPECT_EQ(drain.error().code(), "UNAVAILABLE");
+
   hawk::v1::WorkersReport report;
   HttpResult workers = hawk.Get("/v1/workers");
   EXPECT_EQ(workers.status, 200);
@@ -119,6 +131,15 @@ TEST_F(ContractTest, WorkersReportWithALeavingWorker) {
   EXPECT_EQ(report.workers(1).role(), hawk::v1::LEAVING);
   EXPECT_EQ(report.workers(1).pid(), static_cast<uint32_t>(old_worker));
   EXPECT_TRUE(report.has_observed_at());
+
+  hawk::v1::DrainResponse drain;
+  HttpResult drained = Fetch(hawk.probe_address(), "GET", "/v1/drain?quietMs=0&boundMs=2000");
+  EXPECT_EQ(drained.status, 200);
+  EXPECT_TRUE(ParsesStrictly(drained.body, &drain)) << drained.body;
+  EXPECT_EQ(drain.reason(), "quiet");
+  EXPECT_EQ(drain.workers_size(), 2) << drained.body;
+  EXPECT_EQ(drain.quiet_ms(), 0u);
+  EXPECT_EQ(drain.bound_ms(), 2000u);
 
   // Round trip: what protobuf prints from the parsed message parses back to the same message.
   std::string printed;
