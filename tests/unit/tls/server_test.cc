@@ -7,6 +7,8 @@
 // out as kubelet mounts a Secret (tls.crt → ..data/tls.crt, ..data → ..<timestamp>), so rotation
 // is kubelet's: a new directory, then an atomic rename of the ..data symlink.
 
+#include "agent/http/server.h"
+
 #include <malloc.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
@@ -27,7 +29,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "agent/http/server.h"
 #include "agent/tls/server_context.h"
 #include "agent/tls/server_stream.h"
 #include "agent/uv/listener.h"
