@@ -46,6 +46,7 @@
 #include "agent/model/delta.h"
 #include "agent/model/desired_json.h"
 #include "agent/model/json_input.h"
+#include "bench/ingress_document.h"
 #include "bench/stats.h"
 #include "simdjson.h"  // the floor: simdjson's index of the body
 
@@ -57,21 +58,7 @@ using hawk::model::Delta;
 using hawk::model::DesiredState;
 using Clock = std::chrono::steady_clock;
 
-// bench/state_codec.cc's ingress document: `changed_value` is map entry 5's value.
-std::string Document(int servers, int entries, const std::string& changed_value) {
-  std::string json = R"({"version":"v1","generation":"1","backends":[{"name":"be_app","servers":[)";
-  for (int i = 1; i <= servers; ++i) {
-    absl::StrAppend(&json, i > 1 ? "," : "", R"({"name":"SRV_)", i, R"(","address":"127.0.0.)",
-                    1 + i % 200, R"(","port":)", 8000 + i % 100, R"(,"state":"READY"})");
-  }
-  absl::StrAppend(&json, R"(]}],"maps":[{"name":"/etc/haproxy/hosts.map","entries":[)");
-  for (int i = 0; i < entries; ++i) {
-    absl::StrAppend(&json, i ? "," : "", R"({"key":"host)", i, R"(.example.com","value":")",
-                    i == 5 ? changed_value : absl::StrCat("be_", i % 7), R"("})");
-  }
-  absl::StrAppend(&json, "]}]}");
-  return json;
-}
+using hawk::bench::IngressDocument;
 
 struct Memory {
   long rss_kib = 0;
@@ -136,7 +123,9 @@ std::string Body(const std::string& json) {
   return body;
 }
 
-DesiredState Held() { return *hawk::model::ParseDesiredState(Document(10000, 100000, "be_5")); }
+DesiredState Held() {
+  return *hawk::model::ParseDesiredState(IngressDocument(10000, 100000, "be_5"));
+}
 
 bool IsTheOneChange(const Delta& delta) {
   return delta.backends.empty() && delta.acls.empty() && delta.maps.size() == 1 &&
@@ -147,7 +136,7 @@ bool IsTheOneChange(const Delta& delta) {
 void RunWay(const Way& way, int puts) {
   way.malloc_settings();
   DesiredState held = Held();
-  const std::string json = Document(10000, 100000, "be_X");
+  const std::string json = IngressDocument(10000, 100000, "be_X");
   ::malloc_trim(0);
   Memory before = ReadMemory();
   ResetPeak();
@@ -206,7 +195,7 @@ void PrintFloor() {
   DesiredState held = Held();
   ::malloc_trim(0);
   long with_state = ReadMemory().rss_kib;
-  std::string body = Body(Document(10000, 100000, "be_X"));
+  std::string body = Body(IngressDocument(10000, 100000, "be_X"));
   ::malloc_trim(0);
   long with_body = ReadMemory().rss_kib;
   // simdjson's index of the document's structural characters (4 bytes each), which On-Demand

@@ -16,33 +16,21 @@
 #include "agent/model/patch.h"
 #include "agent/model/snapshot_size.h"
 #include "agent/plan/server_lines.h"
+#include "bench/ingress_document.h"
 #include "tests/support/model_oracle.h"
 
 namespace {
 
 using hawk::model::DesiredState;
 
-std::string Document(int servers, int entries, const std::string& changed_value) {
-  std::string json = R"({"version":"v1","generation":"1","backends":[{"name":"be_app","servers":[)";
-  for (int i = 1; i <= servers; ++i) {
-    absl::StrAppend(&json, i > 1 ? "," : "", R"({"name":"SRV_)", i, R"(","address":"127.0.0.)",
-                    1 + i % 200, R"(","port":)", 8000 + i % 100, R"(,"state":"READY"})");
-  }
-  absl::StrAppend(&json, R"(]}],"maps":[{"name":"/etc/haproxy/hosts.map","entries":[)");
-  for (int i = 0; i < entries; ++i) {
-    absl::StrAppend(&json, i ? "," : "", R"({"key":"host)", i, R"(.example.com","value":")",
-                    i == 5 ? changed_value : absl::StrCat("be_", i % 7), R"("})");
-  }
-  absl::StrAppend(&json, "]}]}");
-  return json;
-}
+using hawk::bench::IngressDocument;
 
 const std::string& Original() {
-  static const std::string* doc = new std::string(Document(10000, 100000, "be_5"));
+  static const std::string* doc = new std::string(IngressDocument(10000, 100000, "be_5"));
   return *doc;
 }
 const std::string& OneChange() {
-  static const std::string* doc = new std::string(Document(10000, 100000, "be_X"));
+  static const std::string* doc = new std::string(IngressDocument(10000, 100000, "be_X"));
   return *doc;
 }
 

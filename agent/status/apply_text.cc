@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "agent/status/answer_fields.h"
 #include "simdjson.h"
 
 namespace hawk::status {
@@ -10,12 +11,6 @@ namespace {
 
 using simdjson::dom::array;
 using simdjson::dom::element;
-
-std::string Str(element e, const char* key) {
-  std::string_view value;
-  if (e[key].get(value) != simdjson::SUCCESS) return "";
-  return std::string(value);
-}
 
 std::string Colored(const std::string& text, const char* code, bool color) {
   return color ? absl::StrCat(code, text, "\x1b[0m") : text;

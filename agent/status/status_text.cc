@@ -7,6 +7,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "agent/status/answer_fields.h"
 #include "simdjson.h"
 
 namespace hawk::status {
@@ -14,28 +15,6 @@ namespace {
 
 using simdjson::dom::array;
 using simdjson::dom::element;
-
-std::string Str(element e, const char* key) {
-  std::string_view value;
-  if (e[key].get(value) != simdjson::SUCCESS) return "";
-  return std::string(value);
-}
-
-// An integer, as a JSON number or (proto3 JSON for int64) a string.
-int64_t Int(element e, const char* key) {
-  int64_t number = 0;
-  if (e[key].get(number) == simdjson::SUCCESS) return number;
-  std::string_view text;
-  if (e[key].get(text) == simdjson::SUCCESS &&
-      absl::SimpleAtoi(absl::string_view(text.data(), text.size()), &number))
-    return number;
-  return 0;
-}
-
-bool Bool(element e, const char* key) {
-  bool value = false;
-  return e[key].get(value) == simdjson::SUCCESS && value;
-}
 
 std::string Duration(int64_t seconds) {
   if (seconds < 60) return absl::StrCat(seconds, "s");
