@@ -23,10 +23,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-long MsSince(Clock::time_point t) {
-  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
-}
-
 // A number member of a flat JSON answer (-1 when absent).
 long JsonNumber(const std::string& json, const std::string& key) {
   size_t at = json.find("\"" + key + "\":");

@@ -48,10 +48,6 @@ int RunShell(const std::string& command, std::string* output) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-long MsSince(Clock::time_point t) {
-  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
-}
-
 class StateTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -22,10 +22,6 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using Clock = std::chrono::steady_clock;
 
-long MsSince(Clock::time_point t) {
-  return static_cast<long>(std::chrono::duration_cast<milliseconds>(Clock::now() - t).count());
-}
-
 class WorkersTest : public ::testing::Test {
  protected:
   void SetUp() override {

@@ -13,4 +13,11 @@ namespace hawk::testing {
 bool WaitUntil(const std::function<bool()>& predicate, std::chrono::milliseconds deadline,
                std::chrono::milliseconds poll = std::chrono::milliseconds(5));
 
+// Whole milliseconds from `start` to now, for the timings tests print and bound.
+inline long MsSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<long>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                               std::chrono::steady_clock::now() - start)
+                               .count());
+}
+
 }  // namespace hawk::testing
