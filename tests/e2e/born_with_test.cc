@@ -53,10 +53,18 @@ class BornWithTest : public ::testing::TestWithParam<int> {};
 TEST_P(BornWithTest, ReloadsThroughHawkLoseNoRequest) {
   const int slots = GetParam();
 #if defined(__SANITIZE_ADDRESS__)
-  // The plain build's pass runs it on every version; under ASan hawk seeds 10,000 slots several
-  // times slower, which would only add minutes to CI for what the 100-slot case already covers.
+  // Under ASan hawk seeds 10,000 slots several times slower, which would only add minutes to CI
+  // for what the 100-slot case already covers.
   if (slots > 100) GTEST_SKIP() << "10,000 slots run in the plain build only";
 #endif
+  // The 100-slot case runs on every version. 10,000 slots run on Debian 12's 2.6, whose master
+  // CLI is the slowest to seed them through (bench/born_with measures every version): on the
+  // others they would add minutes to CI and cover nothing the 100-slot case does not.
+  hawk::testing::HaproxyVersion version =
+      hawk::testing::HaproxyProcess::BinaryVersion(hawk::testing::HaproxyProcess::DefaultBinary());
+  if (slots > 100 && version.AtLeast(2, 7)) {
+    GTEST_SKIP() << "10,000 slots run on HAProxy 2.6 only";
+  }
   BornWithResult baseline = RunCase(BornWithMode::kBaseline, slots);
   Print("baseline (--write-servers=false)", slots, baseline);
   BornWithResult hawk = RunCase(BornWithMode::kHawk, slots);
