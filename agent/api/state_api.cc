@@ -24,6 +24,61 @@ absl::StatusOr<int64_t> PushTimeoutMs(const http::Request& request) {
   return value;
 }
 
+// `dryRun`: "true" or "false" (absent: false).
+absl::StatusOr<bool> DryRunParam(const http::Request& request) {
+  absl::optional<std::string> text = request.QueryParam("dryRun");
+  if (!text.has_value() || *text == "false") return false;
+  if (*text == "true") return true;
+  return base::FieldError("dryRun", absl::StrCat("must be true or false, got \"", *text, "\""));
+}
+
+std::string DryRunToJson(const StateService::DryRun& dry_run) {
+  base::JsonWriter w;
+  w.BeginObject();
+  w.Key("dryRun").Bool(true);
+  w.Key("version").String(dry_run.version);
+  if (dry_run.generation.has_value()) {
+    w.Key("generation").String(absl::StrCat(*dry_run.generation));  // proto3: int64 as string
+  }
+  w.Key("changes").Bool(dry_run.changes);
+  w.Key("workers").BeginArray();
+  for (const reconcile::WorkerPreview& p : dry_run.workers) {
+    w.BeginObject();
+    w.Key("pid").Int(p.pid);
+    w.Key("role").String(model::WorkerRoleName(p.role));
+    w.Key("basis").String(reconcile::PreviewBasisName(p.basis));
+    w.Key("commands").BeginArray();
+    for (const std::string& command : p.commands) w.String(command);
+    w.EndArray();
+    w.Key("replaces").BeginArray();
+    for (const reconcile::PreviewReplace& r : p.replaces) {
+      w.BeginObject();
+      w.Key("object").String(r.object);
+      w.Key("entries").String(absl::StrCat(r.entries));  // proto3: int64 as string
+      w.EndObject();
+    }
+    w.EndArray();
+    w.Key("refused").BeginArray();
+    for (const model::Refusal& r : p.refused) model::WriteRefusal(r, &w);
+    w.EndArray();
+    w.Key("stale").BeginArray();
+    for (const model::StaleObject& s : p.stale) model::WriteStale(s, &w);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return w.Take();
+}
+
+// Refused up front as too large for the journal (a record or the snapshot), nothing applied:
+// the request's content is too large, not the disk full (that is 507, from a push's `done`).
+http::Response RefusalResponse(const absl::Status& status) {
+  http::Response refusal = http::ErrorFromStatus(status);
+  if (absl::IsResourceExhausted(status)) refusal.status = 413;
+  return refusal;
+}
+
 // A journal error as the answer: the state directory is full (507) or refuses writes (503).
 http::Response PersistError(const absl::Status& status) {
   std::string message =
@@ -39,6 +94,17 @@ void HandlePush(const http::Request& request, http::Responder responder, bool pa
   absl::StatusOr<int64_t> timeout_ms = PushTimeoutMs(request);
   if (!timeout_ms.ok()) {
     responder.Send(http::ErrorFromStatus(timeout_ms.status()));
+    return;
+  }
+  absl::StatusOr<bool> dry_run = DryRunParam(request);
+  if (!dry_run.ok()) {
+    responder.Send(http::ErrorFromStatus(dry_run.status()));
+    return;
+  }
+  if (*dry_run) {
+    absl::StatusOr<StateService::DryRun> preview = state->Preview(request.body, patch);
+    responder.Send(preview.ok() ? http::JsonResponse(200, DryRunToJson(*preview))
+                                : RefusalResponse(preview.status()));
     return;
   }
   auto done = [responder, reconciler, timeout = absl::Milliseconds(*timeout_ms)](
@@ -58,12 +124,7 @@ void HandlePush(const http::Request& request, http::Responder responder, bool pa
         });
   };
   absl::Status accepted = patch ? state->Patch(request.body, done) : state->Put(request.body, done);
-  if (accepted.ok()) return;
-  http::Response refusal = http::ErrorFromStatus(accepted);
-  // Refused up front as too large for the journal (a record or the snapshot), nothing applied:
-  // the request's content is too large, not the disk full (that is 507, from `done`).
-  if (absl::IsResourceExhausted(accepted)) refusal.status = 413;
-  responder.Send(std::move(refusal));
+  if (!accepted.ok()) responder.Send(RefusalResponse(accepted));
 }
 
 }  // namespace
@@ -127,7 +188,7 @@ void RegisterStateRoutes(Router* router, StateService* state, reconcile::Reconci
                 [state, reconciler, patch](const http::Request& request, http::Responder r) {
                   HandlePush(request, std::move(r), patch, state, reconciler);
                 },
-                {"timeoutMs"});
+                {"timeoutMs", "dryRun"});
   }
   router->Add("GET", "/v1/state", [state](const http::Request&, http::Responder responder) {
     const model::DesiredState* desired = state->current();

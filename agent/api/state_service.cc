@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "agent/base/log.h"
 #include "agent/base/status_field.h"
+#include "agent/base/status_macros.h"
 #include "agent/model/delta_json.h"
 #include "agent/model/desired_json.h"
 #include "agent/model/patch.h"
@@ -198,40 +199,36 @@ absl::Status StateService::CheckGeneration(absl::optional<int64_t> generation, b
   return absl::OkStatus();
 }
 
-absl::Status StateService::Put(const std::string& body, Done done) {
-  ++stats_.puts;
+absl::StatusOr<model::Delta> StateService::ReadPut(const std::string& body) {
   static const model::DesiredState kEmpty;
   // Read as the change from the state held: an unchanged object costs a lookup, not a copy.
   absl::StatusOr<model::Delta> delta =
       model::ParseDesiredStateAsDelta(Input(body), has_state_ ? *state_ : kEmpty);
   AfterParse();
+  if (!delta.ok()) return delta.status();
+  RETURN_IF_ERROR(CheckGeneration(delta->generation, has_state_ && delta->empty(), delta->version));
+  return delta;
+}
+
+absl::Status StateService::Put(const std::string& body, Done done) {
+  ++stats_.puts;
+  absl::StatusOr<model::Delta> delta = ReadPut(body);
   if (!delta.ok()) {
     ++stats_.refused;
     return delta.status();
   }
-  if (absl::Status order =
-          CheckGeneration(delta->generation, has_state_ && delta->empty(), delta->version);
-      !order.ok()) {
-    ++stats_.refused;
-    return order;
-  }
   return Commit(*std::move(delta), std::move(done));
 }
 
-absl::Status StateService::Patch(const std::string& body, Done done) {
-  ++stats_.patches;
+absl::StatusOr<model::Delta> StateService::ReadPatch(const std::string& body) {
   static const model::DesiredState kEmpty;
   const model::DesiredState& held = has_state_ ? *state_ : kEmpty;
   absl::StatusOr<model::StatePatch> patch = model::ParseStatePatch(Input(body), held);
   AfterParse();
-  if (!patch.ok()) {
-    ++stats_.refused;
-    return patch.status();
-  }
+  if (!patch.ok()) return patch.status();
   if (patch->base_generation) {
     absl::optional<int64_t> current = HeldGeneration();
     if (current != patch->base_generation) {
-      ++stats_.refused;
       return Aborted(
           absl::StrCat("baseGeneration ", *patch->base_generation,
                        " is not the generation hawk holds: ", Held(current), "; nothing changed"),
@@ -242,7 +239,6 @@ absl::Status StateService::Patch(const std::string& body, Done done) {
   absl::optional<int64_t> current = HeldGeneration();
   if (patch->generation && current) {
     if (*patch->generation < *current) {
-      ++stats_.refused;
       return Aborted(absl::StrCat("generation ", *patch->generation, " is older than the current ",
                                   *current, "; nothing changed"),
                      "generation", current);
@@ -255,7 +251,6 @@ absl::Status StateService::Patch(const std::string& body, Done done) {
       bool changes = !probe.summary.empty() || state_->version != version_before;
       model::UndoDelta(std::move(probe.undo), state_);
       if (changes) {
-        ++stats_.refused;
         return Aborted(absl::StrCat("generation ", *patch->generation,
                                     " already holds other content; use a higher generation to "
                                     "change it; nothing changed"),
@@ -263,7 +258,67 @@ absl::Status StateService::Patch(const std::string& body, Done done) {
       }
     }
   }
-  return Commit(std::move(delta), std::move(done));
+  return delta;
+}
+
+absl::Status StateService::Patch(const std::string& body, Done done) {
+  ++stats_.patches;
+  absl::StatusOr<model::Delta> delta = ReadPatch(body);
+  if (!delta.ok()) {
+    ++stats_.refused;
+    return delta.status();
+  }
+  return Commit(*std::move(delta), std::move(done));
+}
+
+absl::StatusOr<StateService::DryRun> StateService::Preview(const std::string& body, bool patch) {
+  ++stats_.dry_runs;
+  absl::StatusOr<model::Delta> delta = patch ? ReadPatch(body) : ReadPut(body);
+  if (!delta.ok()) return delta.status();
+  // Applied, previewed and undone within this call: nothing else ever sees the change.
+  bool had_state = has_state_;
+  std::string version_before = state_->version;
+  absl::optional<int64_t> generation_before = state_->generation;
+  model::AppliedDelta applied = model::ApplyDelta(*delta, state_);
+  has_state_ = true;
+  DryRun out;
+  out.version = state_->version;
+  out.generation = state_->generation;
+  out.changes = !(had_state && applied.summary.empty() && state_->version == version_before &&
+                  state_->generation == generation_before);
+  absl::Status limits = absl::OkStatus();
+  if (out.changes && journal_ != nullptr) {
+    uint64_t snapshot_before = snapshot_size_.bytes();
+    model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.summary, *state_);
+    limits = JournalRecord(*delta, snapshot_before).status();
+    snapshot_size_.Revert(std::move(counted));
+  }
+  if (limits.ok() && out.changes) out.workers = reconciler_->Preview(applied.summary);
+  model::UndoDelta(std::move(applied.undo), state_);
+  has_state_ = had_state;
+  if (!limits.ok()) return limits;
+  return out;
+}
+
+absl::StatusOr<std::string> StateService::JournalRecord(const model::Delta& delta,
+                                                        uint64_t snapshot_before) const {
+  // Loading refuses a snapshot above the limit: a state that needs one would keep hawk from
+  // starting again. A change that does not grow the state still goes (it cannot make it worse).
+  uint64_t snapshot_bytes = snapshot_size_.bytes();
+  if (snapshot_bytes > journal_->max_snapshot_bytes() && snapshot_bytes > snapshot_before) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("the desired state would need a snapshot of ", snapshot_bytes,
+                     " bytes, more than the ", journal_->max_snapshot_bytes(),
+                     " bytes hawk loads at start; nothing changed (remove objects to make room)"));
+  }
+  std::string record = model::DeltaToJson(delta);
+  if (record.size() > max_record_bytes()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the change would be a journal record of ", record.size(),
+        " bytes, more than the limit of ", max_record_bytes(),
+        " bytes (--state-max-record-bytes); nothing changed (split it into smaller pushes)"));
+  }
+  return record;
 }
 
 absl::Status StateService::Commit(model::Delta delta, Done done) {
@@ -295,25 +350,11 @@ absl::Status StateService::Commit(model::Delta delta, Done done) {
     ++stats_.refused;
     return status;
   };
-  // Loading refuses a snapshot above the limit: a state that needs one would keep hawk from
-  // starting again. A change that does not grow the state still goes (it cannot make it worse).
-  uint64_t snapshot_bytes = snapshot_size_.bytes();
-  if (snapshot_bytes > journal_->max_snapshot_bytes() && snapshot_bytes > snapshot_before) {
-    return refuse(absl::ResourceExhaustedError(
-        absl::StrCat("the desired state would need a snapshot of ", snapshot_bytes,
-                     " bytes, more than the ", journal_->max_snapshot_bytes(),
-                     " bytes hawk loads at start; nothing changed (remove objects to make room)")));
-  }
-  std::string record = model::DeltaToJson(delta);
-  if (record.size() > max_record_bytes()) {
-    return refuse(absl::ResourceExhaustedError(absl::StrCat(
-        "the change would be a journal record of ", record.size(),
-        " bytes, more than the limit of ", max_record_bytes(),
-        " bytes (--state-max-record-bytes); nothing changed (split it into smaller pushes)")));
-  }
+  absl::StatusOr<std::string> record = JournalRecord(delta, snapshot_before);
+  if (!record.ok()) return refuse(record.status());
   uint64_t id = next_uncommitted_id_++;
   absl::StatusOr<uint64_t> journal_seq = journal_->Append(
-      std::move(record),
+      *std::move(record),
       lifetime_.Guard([this, id](absl::Status status) { OnDurable(id, std::move(status)); }));
   if (!journal_seq.ok()) {  // the journal is broken
     ++stats_.persist_failures;

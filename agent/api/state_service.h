@@ -34,6 +34,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -44,6 +45,7 @@
 #include "agent/model/desired.h"
 #include "agent/model/json_input.h"
 #include "agent/model/snapshot_size.h"
+#include "agent/reconcile/preview.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/store/journal.h"
 #include "agent/uv/timer.h"
@@ -57,6 +59,7 @@ struct StateServiceStats {
   uint64_t refused = 0;    // invalid, out of order, too large for the journal
   uint64_t persist_failures = 0;
   uint64_t objects_changed = 0;  // servers, entries and patterns, over every accepted change
+  uint64_t dry_runs = 0;
 };
 
 struct StateServiceOptions {
@@ -102,6 +105,18 @@ class StateService {
   absl::Status Put(const std::string& body, Done done);
   absl::Status Patch(const std::string& body, Done done);
 
+  // A dry run of Put (`patch` false) or Patch: the same validation and the same refusals
+  // (InvalidArgument, Aborted, ResourceExhausted), then what the push would send to each worker
+  // (Reconciler::Preview). Nothing is persisted, published or kept: the change is applied to the
+  // state held, previewed and undone within the call. O(change), plus parsing a PUT's document.
+  struct DryRun {
+    std::string version;  // the state's labels the push would set
+    absl::optional<int64_t> generation;
+    bool changes = false;  // false: the push would change nothing (workers is empty)
+    std::vector<reconcile::WorkerPreview> workers;
+  };
+  absl::StatusOr<DryRun> Preview(const std::string& body, bool patch);
+
   // nullptr until a state was pushed or loaded.
   const model::DesiredState* current() const { return has_state_ ? state_ : nullptr; }
   const StateServiceStats& stats() const { return stats_; }
@@ -109,6 +124,14 @@ class StateService {
  private:
   struct Uncommitted;
 
+  // The change in `body`, validated and ordered against the state held (Put's and Patch's rules).
+  absl::StatusOr<model::Delta> ReadPut(const std::string& body);
+  absl::StatusOr<model::Delta> ReadPatch(const std::string& body);
+  // The journal record of `delta`, already applied to the state and counted in snapshot_size_
+  // (which counted `snapshot_before` without it); ResourceExhausted when the journal cannot take
+  // it (see above).
+  absl::StatusOr<std::string> JournalRecord(const model::Delta& delta,
+                                            uint64_t snapshot_before) const;
   absl::optional<int64_t> HeldGeneration() const;
   absl::Status CheckGeneration(absl::optional<int64_t> generation, bool same_content,
                                absl::string_view version) const;

@@ -310,4 +310,26 @@ absl::StatusOr<std::vector<cli::Command>> TransactionCommands(int pid, const Act
   return commands;
 }
 
+PlannedCommands FirstBatch(int pid, const Plan& plan) {
+  PlannedCommands out;
+  for (size_t a = 0; a < plan.actions.size(); ++a) {
+    const Action& action = plan.actions[a];
+    if (IsServerAction(action.kind)) {
+      for (cli::Command& command : ServerCommands(pid, action)) {
+        out.commands.push_back(std::move(command));
+        out.action_of.push_back(a);
+      }
+    } else if (IsReplaceAction(action.kind)) {
+      out.commands.push_back(PrepareCommand(pid, action));
+      out.action_of.push_back(a);
+    } else if (absl::StatusOr<cli::Command> command = EntryCommand(pid, action); command.ok()) {
+      out.commands.push_back(*std::move(command));
+      out.action_of.push_back(a);
+    } else {
+      out.unsendable.emplace_back(a, std::string(command.status().message()));
+    }
+  }
+  return out;
+}
+
 }  // namespace hawk::plan

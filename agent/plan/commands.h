@@ -39,6 +39,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -76,6 +77,17 @@ absl::StatusOr<cli::Command> EntryCommand(int pid, const Action& action);
 // and the second step of kUpsertMapEntry after "entry not found.".
 absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
                                                 absl::string_view key, absl::string_view value);
+
+// The first batch of a plan for worker `pid`, exactly as the reconciler sends it (and a dry run
+// shows it): each server action's commands, each replace's `prepare`, each entry action's
+// command, in plan order. Plan::withheld is not in it.
+struct PlannedCommands {
+  std::vector<cli::Command> commands;
+  std::vector<size_t> action_of;  // commands[i] is for plan.actions[action_of[i]]
+  // Entry actions no command can carry (EntryCommand's error): {action index, reason}.
+  std::vector<std::pair<size_t, std::string>> unsendable;
+};
+PlannedCommands FirstBatch(int pid, const Plan& plan);
 
 // The payload-safety rules above.
 bool IsPayloadSafeKey(absl::string_view key);

@@ -39,7 +39,6 @@ struct Reconciler::Run {
   plan::PendingChanges taken;  // incremental: the changes this run applies
   std::vector<cli::Command> sent;
   std::vector<size_t> action_of;  // sent[i] is for plan.actions[action_of[i]]
-  std::vector<bool> follow_up;    // second phase: sent[i] is an `add map` after "entry not found."
 };
 
 struct Reconciler::WorkerState {
@@ -428,26 +427,12 @@ void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
           model::Refusal{action.object(), WithoutPrefix(command), worker->freeze_reply});
     }
   }
-  for (size_t a = 0; a < run.plan.actions.size(); ++a) {
-    const plan::Action& action = run.plan.actions[a];
-    if (plan::IsServerAction(action.kind)) {
-      for (cli::Command& command : plan::ServerCommands(pid, action)) {
-        run.sent.push_back(std::move(command));
-        run.action_of.push_back(a);
-      }
-    } else if (plan::IsReplaceAction(action.kind)) {
-      run.sent.push_back(plan::PrepareCommand(pid, action));
-      run.action_of.push_back(a);
-    } else {
-      absl::StatusOr<cli::Command> command = plan::EntryCommand(pid, action);
-      if (!command.ok()) {
-        RecordRefusal(worker, action, "", std::string(command.status().message()));
-        continue;
-      }
-      run.sent.push_back(*std::move(command));
-      run.action_of.push_back(a);
-    }
+  plan::PlannedCommands batch = plan::FirstBatch(pid, run.plan);
+  for (const auto& [a, reason] : batch.unsendable) {
+    RecordRefusal(worker, run.plan.actions[a], "", reason);
   }
+  run.sent = std::move(batch.commands);
+  run.action_of = std::move(batch.action_of);
   if (run.sent.empty()) {
     Finish(worker);
     return;
@@ -466,7 +451,6 @@ void Reconciler::OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandR
   }
   std::vector<cli::Command> second;
   std::vector<size_t> second_action_of;
-  std::vector<bool> follow_up;
   for (size_t i = 0; i < run.sent.size(); ++i) {
     const plan::Action& action = run.plan.actions[run.action_of[i]];
     if (plan::IsReplaceAction(action.kind)) {
@@ -486,7 +470,6 @@ void Reconciler::OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandR
       for (cli::Command& command : *transaction) {
         second.push_back(std::move(command));
         second_action_of.push_back(run.action_of[i]);
-        follow_up.push_back(false);
       }
       continue;
     }
@@ -500,7 +483,6 @@ void Reconciler::OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandR
       }
       second.push_back(*std::move(add));
       second_action_of.push_back(run.action_of[i]);
-      follow_up.push_back(true);
     }
   }
   if (second.empty()) {
@@ -509,7 +491,6 @@ void Reconciler::OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandR
   }
   run.sent = second;
   run.action_of = std::move(second_action_of);
-  run.follow_up = std::move(follow_up);
   Submit(worker, std::move(second), &Reconciler::OnSecondPhase);
 }
 
@@ -759,6 +740,66 @@ void Reconciler::Annotate(model::WorkersReport* report) const {
     w.sync.stale = it->second->stale.Sorted();
     w.sync.managed = active_ && IsTarget(*it->second);
   }
+}
+
+std::vector<WorkerPreview> Reconciler::Preview(const model::ChangeSummary& summary) const {
+  std::vector<WorkerPreview> out;
+  for (const auto& [pid, worker] : workers_) {
+    const WorkerState& w = *worker;
+    if (!IsTarget(w)) continue;
+    WorkerPreview& preview = out.emplace_back();
+    preview.pid = w.pid;
+    preview.role = w.role;
+    plan::PlanOptions options = PlanOptionsFor(w);
+    plan::Plan plan;
+    if (w.seed) {
+      // Tables read from files hawk wrote get only the changes since; the seed confirms which
+      // ones the worker read when it runs, so the preview shows them in full.
+      preview.basis = PreviewBasis::kSeed;
+      plan = plan::PlanFullSeed(*desired_, nullptr, options);
+    } else if (w.observe) {
+      preview.basis = PreviewBasis::kObserve;
+      continue;
+    } else {
+      // The next incremental run takes what is pending now and this change (a run in flight
+      // finishes first with what it took), as Publish merges it.
+      plan::PendingChanges pending = w.pending;
+      pending.Merge(summary, *desired_);
+      if (pending.size() > options_.max_pending_objects) {
+        preview.basis = PreviewBasis::kObserve;
+        continue;
+      }
+      options.uncertain = w.uncertain;
+      absl::flat_hash_set<std::string> stale_servers = w.stale.Servers();
+      options.stale_servers = &stale_servers;
+      plan = plan::PlanChanges(*desired_, pending, options);
+    }
+    for (const plan::Action& action : plan.withheld) {
+      for (const cli::Command& command : plan::ServerCommands(pid, action)) {
+        preview.refused.push_back(
+            model::Refusal{action.object(), WithoutPrefix(command), w.freeze_reply});
+      }
+    }
+    plan::PlannedCommands batch = plan::FirstBatch(pid, plan);
+    for (const auto& [a, reason] : batch.unsendable) {
+      preview.refused.push_back(model::Refusal{plan.actions[a].object(), "", reason});
+    }
+    for (const cli::Command& command : batch.commands) {
+      std::string text = WithoutPrefix(command);
+      if (!command.payload.empty()) absl::StrAppend(&text, " <<\n", command.payload);
+      preview.commands.push_back(std::move(text));
+    }
+    for (const plan::Action& action : plan.actions) {
+      if (plan::IsReplaceAction(action.kind) && action.content != nullptr) {
+        preview.replaces.push_back(
+            PreviewReplace{action.object(), static_cast<int64_t>(action.content->size())});
+      }
+    }
+    preview.stale = std::move(plan.stale);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const WorkerPreview& a, const WorkerPreview& b) { return a.pid < b.pid; });
+  return out;
 }
 
 void Reconciler::Notify() { listeners_.Notify(); }

@@ -47,6 +47,7 @@
 #include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
 #include "agent/reconcile/outcome.h"
+#include "agent/reconcile/preview.h"
 #include "agent/reconcile/push_waiters.h"
 #include "agent/registry/registry.h"
 #include "agent/uv/timer.h"
@@ -135,6 +136,11 @@ class Reconciler {
   // Whether worker `pid` has finished reconciling the latest desired state (true when there is
   // none, or when `pid` is not a target).
   bool HoldsLatest(int pid) const;
+
+  // What publishing `summary` would send to each target worker now (a dry run), by pid. The
+  // desired state must already hold the change (the caller applies it, previews, and undoes it);
+  // nothing is sent, merged or counted. O(change + what each worker still has pending).
+  std::vector<WorkerPreview> Preview(const model::ChangeSummary& summary) const;
 
   // Fills each worker's `sync` from what the reconciler knows.
   void Annotate(model::WorkersReport* report) const;

@@ -33,7 +33,8 @@ constexpr const char* kApplyUsage =
     "unix:/run/hawk/hawk.sock)\n"
     "  --token-file  the bearer token of a TCP listener started with --token-file\n"
     "exit: 0 every worker APPLIED it, 3 hawk kept it but not every worker applied it,\n"
-    "      1 hawk unreachable or refused it, 2 usage\n";
+    "      1 hawk unreachable or refused it, 2 usage; --dry-run: 0 nothing would stay stale or\n"
+    "      be refused, 3 something would\n";
 constexpr const char* kGetUsage =
     "usage: hawk get state [--token-file PATH] [ADDRESS]\n"
     "  prints the desired state hawk holds (GET /v1/state)\n";
@@ -113,7 +114,7 @@ int ApplyMain(int argc, char** argv) {
     document << in.rdbuf();
   }
   std::string target = absl::StrCat("/v1/state?timeoutMs=", timeout_ms);
-  // Until hawk serves dry runs it refuses the parameter (400 naming dryRun): never a real push.
+  // A hawk too old to serve dry runs refuses the parameter (400 naming dryRun): never a real push.
   if (dry_run) absl::StrAppend(&target, "&dryRun=true");
   absl::StatusOr<Answer> answer = Send(*endpoint, patch ? "PATCH" : "PUT", target, document.str(),
                                        absl::Milliseconds(timeout_ms) + absl::Seconds(30));

@@ -2,7 +2,9 @@
 
 // Pure: `hawk apply`'s screen, rendered from the answer to PUT or PATCH /v1/state: the version
 // and delivery, then per worker its result (APPLIED, PARTIAL, PENDING) and reason, its stale
-// objects and its refused commands. No I/O, no clock.
+// objects and its refused commands. A dry run's answer (`?dryRun=true`): per worker, the commands
+// the push would send, the tables it would replace, and what would stay stale or be refused. No
+// I/O, no clock.
 
 #include <string>
 
@@ -14,7 +16,8 @@ namespace hawk::status {
 
 struct ApplyView {
   std::string text;
-  // Every worker the push targeted reports APPLIED, and there was at least one.
+  // Every worker the push targeted reports APPLIED, and there was at least one. A dry run: no
+  // worker would keep anything stale or refuse anything.
   bool all_applied = false;
 };
 

@@ -278,6 +278,17 @@ TEST_F(ContractTest, DeltaPushAndOutOfOrderGenerations) {
                            map + R"(","keys":["a"]}]}})";
   hawk::v1::StatePatch sent;
   ASSERT_TRUE(ParsesStrictly(patch_body, &sent));
+  // A dry run first: a DryRunResponse, and nothing changes.
+  HttpResult dry = hawk.Patch("/v1/state?dryRun=true", patch_body);
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  hawk::v1::DryRunResponse preview;
+  ASSERT_TRUE(ParsesStrictly(dry.body, &preview));
+  EXPECT_TRUE(preview.dry_run());
+  EXPECT_TRUE(preview.changes());
+  EXPECT_EQ(preview.generation(), 11);
+  ASSERT_EQ(preview.workers_size(), 1);
+  EXPECT_EQ(preview.workers(0).basis(), hawk::v1::INCREMENTAL) << dry.body;
+  EXPECT_EQ(preview.workers(0).commands_size(), 3) << dry.body;
   HttpResult patched = hawk.Patch("/v1/state", patch_body);
   ASSERT_EQ(patched.status, 200) << patched.body;
   hawk::v1::PushResponse push;

@@ -72,10 +72,15 @@ TEST_F(ApplyTest, AppliesPrintsEachWorkerAndFailsWhenOneIsNotApplied) {
   EXPECT_EQ(state.exit_code, 0) << state.output;
   EXPECT_TRUE(absl::StrContains(state.output, "\"version\":\"v2\"")) << state.output;
 
-  // hawk refuses what it does not serve (yet): the dry run is never taken for a push.
+  // A dry run lists what the push would send, and changes nothing.
   RunResult dry = Hawk({"apply", "--dry-run", Document("v3", 30)});
-  EXPECT_EQ(dry.exit_code, 1) << dry.output;
-  EXPECT_TRUE(absl::StrContains(dry.output, "dryRun")) << dry.output;
+  EXPECT_EQ(dry.exit_code, 0) << dry.output;
+  EXPECT_TRUE(absl::StrContains(dry.output, "dry run: version v3")) << dry.output;
+  EXPECT_TRUE(absl::StrContains(
+      dry.output, absl::StrCat("worker ", worker, " CURRENT  INCREMENTAL  would send 1")))
+      << dry.output;
+  EXPECT_TRUE(absl::StrContains(dry.output, "  send    set server be_app/SRV_1 weight 30"))
+      << dry.output;
   RunResult after = RunHawk(dir_, {"get", "state", hawk_->api_address()});
   EXPECT_TRUE(absl::StrContains(after.output, "\"version\":\"v2\"")) << after.output;
 

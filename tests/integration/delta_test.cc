@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,11 +18,14 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "simdjson.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
+#include "tests/support/haproxy_cli_reader.h"
 #include "tests/support/in_flight_request.h"
 #include "tests/support/master_cli.h"
 #include "tests/support/unix_relay.h"
@@ -311,6 +315,128 @@ TEST_F(DeltaTest, ANewWorkerIsBornHoldingTheMapFileHawkWrote) {
   ASSERT_EQ(third.status, 200) << third.body;
   EXPECT_THAT(third.body, ::testing::HasSubstr("1 written (100001 entries)")) << third.body;
   EXPECT_NE(ReadFile(map_path).find("fresh.example.com be_fresher\n"), std::string::npos);
+}
+
+// The change commands (`set`, `add`, `del`, `prepare`, `commit`) hawk sent to worker `pid`
+// through the relay after `mark` (an earlier Transcripts()), each as the worker reads it: its
+// words joined by spaces, then " <<\n" and the payload when it has one.
+std::vector<std::string> ChangesSentSince(const UnixRelay& relay,
+                                          const std::vector<std::string>& mark, int pid,
+                                          const HaproxyVersion& version) {
+  // k3_4 reads `@@` lines, which 3.2 and 3.3 take too; their 7-byte payload terminators do not
+  // matter here (hawk sends none).
+  CliVersion cli = version.AtLeast(3, 2)   ? CliVersion::k3_4
+                   : version.AtLeast(3, 0) ? CliVersion::k3_0
+                                           : CliVersion::k2_6;
+  std::vector<std::string> sent;
+  std::vector<std::string> now = relay.Transcripts();
+  for (size_t i = 0; i < now.size(); ++i) {
+    size_t from = i < mark.size() ? mark[i].size() : 0;
+    ReadResult read = ReadMasterConnection(absl::string_view(now[i]).substr(from), cli);
+    EXPECT_TRUE(read.ok()) << read.error;
+    for (const ReadCommand& command : read.commands) {
+      if (command.pid != pid || command.words.empty() || command.words[0] == "show") continue;
+      std::string text = absl::StrJoin(command.words, " ");
+      if (command.has_payload) absl::StrAppend(&text, " <<\n", command.payload);
+      sent.push_back(std::move(text));
+    }
+  }
+  return sent;
+}
+
+// A dry run's commands for one worker.
+std::vector<std::string> Commands(simdjson::dom::element worker) {
+  std::vector<std::string> out;
+  simdjson::dom::array commands;
+  EXPECT_EQ(worker["commands"].get(commands), simdjson::SUCCESS);
+  for (simdjson::dom::element c : commands) {
+    std::string_view text;
+    EXPECT_EQ(c.get(text), simdjson::SUCCESS);
+    out.emplace_back(text);
+  }
+  return out;
+}
+
+// Every file under `dir` with its size and modification time.
+std::vector<std::string> Listing(const std::string& dir) {
+  std::vector<std::string> out;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    struct stat st {};
+    if (::stat(entry.path().c_str(), &st) != 0) continue;
+    out.push_back(absl::StrCat(entry.path().string(), " ", st.st_size, " ", st.st_mtim.tv_sec, ".",
+                               st.st_mtim.tv_nsec));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+TEST_F(DeltaTest, ADryRunChangesNothingAndListsExactlyWhatThePushThenSends) {
+  StartHaproxy();
+  StartHawk();
+  int worker = haproxy_->CurrentWorkerPid();
+  auto state = [&](const std::string& version, int generation, int weight,
+                   const std::string& entries) {
+    return absl::StrCat(
+        R"({"version":")", version, R"(","generation":)", generation,
+        R"(,"backends":[{"name":"be_app","servers":[{"name":"SRV_1","address":"127.0.0.1","port":)",
+        backend_->port(), R"(,"weight":)", weight, R"(}]}],"maps":[{"name":")",
+        dir_.File("hosts.map"), R"(","entries":[)", entries, "]}]}");
+  };
+  ASSERT_EQ(hawk_->Put("/v1/state", state("v1", 1, 10, R"({"key":"a","value":"be_a"})")).status,
+            200);
+  std::string held = hawk_->Get("/v1/state").body;
+  std::vector<std::string> files = Listing(dir_.File("state"));
+  std::vector<std::string> mark = relay_->Transcripts();
+
+  // Three objects change: a weight, an entry's value, a new entry.
+  std::string next =
+      state("v2", 2, 20, R"({"key":"a","value":"be_b"},{"key":"new","value":"be_new"})");
+  HttpResult dry = hawk_->Put("/v1/state?dryRun=true", next);
+  ASSERT_EQ(dry.status, 200) << dry.body;
+  simdjson::dom::parser parser;
+  simdjson::dom::element answer = parser.parse(dry.body);
+  EXPECT_TRUE(answer["dryRun"].get_bool().value());
+  EXPECT_EQ(std::string_view(answer["version"].get_string().value()), "v2");
+  simdjson::dom::array workers = answer["workers"].get_array().value();
+  ASSERT_EQ(workers.size(), 1u) << dry.body;
+  simdjson::dom::element only = workers.at(0).value();
+  EXPECT_EQ(only["pid"].get_int64().value(), worker);
+  EXPECT_EQ(std::string_view(only["basis"].get_string().value()), "INCREMENTAL");
+  std::vector<std::string> previewed = Commands(only);
+  EXPECT_EQ(previewed.size(), 3u) << dry.body;
+
+  // Nothing changed: not the state held, not the state directory, not the worker, and nothing
+  // was sent.
+  EXPECT_EQ(hawk_->Get("/v1/state").body, held);
+  EXPECT_EQ(Listing(dir_.File("state")), files);
+  EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), worker, "be_app", "SRV_1").weight, 10);
+  EXPECT_THAT(ChangesSentSince(*relay_, mark, worker, haproxy_->version()), ::testing::IsEmpty());
+
+  // The same refusals as the push: an older generation, a bad parameter.
+  HttpResult older = hawk_->Put("/v1/state?dryRun=true", state("v0", 0, 5, ""));
+  EXPECT_EQ(older.status, 409) << older.body;
+  HttpResult bad = hawk_->Put("/v1/state?dryRun=yes", next);
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_THAT(bad.body, ::testing::HasSubstr("dryRun"));
+
+  // The real push (its generation was not consumed) sends exactly what the dry run listed.
+  HttpResult put = hawk_->Put("/v1/state", next);
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_NE(put.body.find("\"APPLIED\""), std::string::npos) << put.body;
+  EXPECT_EQ(ChangesSentSince(*relay_, mark, worker, haproxy_->version()), previewed);
+  EXPECT_EQ(ReadServerRow(haproxy_->master_socket(), worker, "be_app", "SRV_1").weight, 20);
+
+  // A PATCH dry run, then the PATCH.
+  mark = relay_->Transcripts();
+  std::string patch = absl::StrCat(R"({"generation":3,"remove":{"maps":[{"name":")",
+                                   dir_.File("hosts.map"), R"(","keys":["new"]}]}})");
+  HttpResult dry_patch = hawk_->Patch("/v1/state?dryRun=true", patch);
+  ASSERT_EQ(dry_patch.status, 200) << dry_patch.body;
+  simdjson::dom::element patch_answer = parser.parse(dry_patch.body);
+  previewed = Commands(patch_answer["workers"].at(0).value());
+  EXPECT_EQ(previewed.size(), 1u) << dry_patch.body;
+  ASSERT_EQ(hawk_->Patch("/v1/state", patch).status, 200);
+  EXPECT_EQ(ChangesSentSince(*relay_, mark, worker, haproxy_->version()), previewed);
 }
 
 }  // namespace

@@ -170,7 +170,8 @@ TEST_F(DrainTest, UnknownAndInvalidParametersAreRefused) {
       {probe, "GET", "/v1/drain?quiet=1", "quiet"},
       {probe, "GET", "/healthz?verbose", "verbose"},
       {api, "GET", "/v1/workers?pid=42", "pid"},
-      {api, "PUT", "/v1/state?dryRun=true", "dryRun"},
+      {api, "PUT", "/v1/state?dryRun=maybe", "dryRun"},
+      {api, "PUT", "/v1/state?dryrun=true", "dryrun"},
       {api, "PATCH", "/v1/state?timeoutMs=10&dry%52un=1", "dryRun"},
       {api, "GET", "/v1/watch?heartbeat=100", "heartbeat"},
   };

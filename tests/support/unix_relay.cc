@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <list>
 #include <utility>
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace hawk::testing {
 namespace {
@@ -31,18 +34,21 @@ struct Side {
 struct Pair {
   Side client;
   Side target;
+  size_t index = 0;  // its transcript
 };
 
 bool WouldBlock(int err) { return err == EAGAIN || err == EWOULDBLOCK || err == EINTR; }
 
 // Reads everything available from `from` into `to.out`; counts the bytes and LFs read in
 // `bytes`/`lines` when given.
-void ReadInto(Side& from, Side& to, std::atomic<uint64_t>* bytes, std::atomic<uint64_t>* lines) {
+void ReadInto(Side& from, Side& to, std::atomic<uint64_t>* bytes, std::atomic<uint64_t>* lines,
+              const std::function<void(absl::string_view)>& record) {
   char buffer[16384];
   while (true) {
     ssize_t n = ::recv(from.fd.get(), buffer, sizeof(buffer), MSG_DONTWAIT);
     if (n > 0) {
       to.out.append(buffer, static_cast<size_t>(n));
+      if (record) record(absl::string_view(buffer, static_cast<size_t>(n)));
       if (bytes != nullptr) {
         *bytes += static_cast<uint64_t>(n);
         *lines += static_cast<uint64_t>(std::count(buffer, buffer + n, '\n'));
@@ -84,12 +90,13 @@ short Interest(const Side& self, const Side& other) {
 }
 
 void Handle(Side& self, Side& other, short revents, std::atomic<uint64_t>* bytes = nullptr,
-            std::atomic<uint64_t>* lines = nullptr) {
+            std::atomic<uint64_t>* lines = nullptr,
+            const std::function<void(absl::string_view)>& record = nullptr) {
   if (revents & POLLERR) {
     self.gone = true;
     return;
   }
-  if ((revents & (POLLIN | POLLHUP)) && !self.read_eof) ReadInto(self, other, bytes, lines);
+  if ((revents & (POLLIN | POLLHUP)) && !self.read_eof) ReadInto(self, other, bytes, lines, record);
   if (revents & POLLOUT) Flush(self);
   // On a unix stream socket POLLHUP means the peer closed both ways: nothing more can be
   // delivered to it, so once its last bytes are read the pair is finished.
@@ -163,6 +170,11 @@ void UnixRelay::Stop() {
   wake_write_.Reset();
 }
 
+std::vector<std::string> UnixRelay::Transcripts() const {
+  std::lock_guard<std::mutex> lock(transcripts_mutex_);
+  return transcripts_;
+}
+
 void UnixRelay::Loop() {
   std::list<Pair> pairs;
   std::vector<pollfd> fds;
@@ -185,8 +197,11 @@ void UnixRelay::Loop() {
 
     for (size_t i = 0; i < owners.size(); ++i) {
       Pair& pair = *owners[i];
-      Handle(pair.client, pair.target, fds[2 + 2 * i].revents, &bytes_to_target_,
-             &lines_to_target_);
+      Handle(pair.client, pair.target, fds[2 + 2 * i].revents, &bytes_to_target_, &lines_to_target_,
+             [this, &pair](absl::string_view bytes) {
+               std::lock_guard<std::mutex> lock(transcripts_mutex_);
+               transcripts_[pair.index].append(bytes.data(), bytes.size());
+             });
       Handle(pair.target, pair.client, fds[3 + 2 * i].revents);
       Flush(pair.client);
       Flush(pair.target);
@@ -219,6 +234,11 @@ void UnixRelay::Loop() {
           continue;
         }
         Pair& pair = pairs.emplace_back();
+        {
+          std::lock_guard<std::mutex> lock(transcripts_mutex_);
+          pair.index = transcripts_.size();
+          transcripts_.emplace_back();
+        }
         pair.client.fd.Reset(client);
         pair.target.fd = std::move(target);
       }

@@ -12,8 +12,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "tests/support/result.h"
 #include "tests/support/socket_util.h"
@@ -41,6 +43,10 @@ class UnixRelay {
   // command and payload line is one line.
   uint64_t bytes_to_target() const { return bytes_to_target_.load(); }
   uint64_t lines_to_target() const { return lines_to_target_.load(); }
+  // Everything each client sent towards the target, one string per accepted connection in the
+  // order they were accepted (kept after it closed): for reading the commands back
+  // (tests/support/haproxy_cli_reader.h).
+  std::vector<std::string> Transcripts() const;
   // Restarts the maximum from the current count.
   void ResetMax() { max_.store(current_.load()); }
 
@@ -59,6 +65,8 @@ class UnixRelay {
   std::atomic<int> failed_{0};
   std::atomic<uint64_t> bytes_to_target_{0};
   std::atomic<uint64_t> lines_to_target_{0};
+  mutable std::mutex transcripts_mutex_;
+  std::vector<std::string> transcripts_;  // guarded by transcripts_mutex_
 };
 
 }  // namespace hawk::testing

@@ -685,6 +685,55 @@ TEST_F(StateServiceTest, AnOversizedRecordIsRefusedUpFrontAndTheNextPushGetsItsO
   EXPECT_EQ(Current().FindMap("/m")->Find("del"), absl::string_view(std::string(1500, '\x7f')));
 }
 
+// A dry run answers as the push would (the same refusals), and keeps nothing: not the state, not
+// a record, not a sequence number, not the generation.
+TEST_F(StateServiceTest, ADryRunRefusesWhatThePushWouldAndKeepsNothing) {
+  journal_options_.max_record_bytes = 2048;
+  Start();
+  ASSERT_TRUE(PutAndWait(std::string(kState)).ok());
+  const model::DesiredState before = Current();
+  const uint64_t seq_before = hawk_->reconciler->latest_seq();
+  const uint64_t records_before = journal_stats().records;
+  const std::string change = R"({"generation": 6, "upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "a", "value": "changed"}]}]}})";
+
+  absl::StatusOr<StateService::DryRun> dry = service().Preview(change, /*patch=*/true);
+  ASSERT_TRUE(dry.ok()) << dry.status();
+  EXPECT_TRUE(dry->changes);
+  EXPECT_EQ(dry->generation, 6);
+  EXPECT_EQ(Current(), before);
+  EXPECT_EQ(hawk_->reconciler->latest_seq(), seq_before);
+  EXPECT_EQ(journal_stats().records, records_before);
+  EXPECT_EQ(service().stats().dry_runs, 1u);
+
+  // The same refusals: an older generation, an invalid field, a change too large to journal.
+  EXPECT_TRUE(absl::IsAborted(
+      service().Preview(R"({"generation": 4, "upsert": {}})", /*patch=*/true).status()));
+  absl::Status invalid =
+      service()
+          .Preview(R"({"version": "v", "backends": [{"name": ""}]})", /*patch=*/false)
+          .status();
+  EXPECT_TRUE(absl::IsInvalidArgument(invalid)) << invalid;
+  absl::Status large = service()
+                           .Preview(absl::StrCat(R"({"upsert": {"maps": [{"name": "/m",
+      "entries": [{"key": "a", "value": ")",
+                                                 std::string(3000, 'x'), R"("}]}]}})"),
+                                    /*patch=*/true)
+                           .status();
+  EXPECT_TRUE(absl::IsResourceExhausted(large)) << large;
+  EXPECT_EQ(Current(), before);
+
+  // Nothing to change: said so.
+  absl::StatusOr<StateService::DryRun> same = service().Preview(std::string(kState), false);
+  ASSERT_TRUE(same.ok()) << same.status();
+  EXPECT_FALSE(same->changes);
+  EXPECT_THAT(same->workers, IsEmpty());
+
+  // The generation was not consumed: the real push takes it.
+  ASSERT_TRUE(PatchAndWait(change).ok());
+  EXPECT_EQ(Current().FindMap("/m")->Find("a"), "changed");
+}
+
 // Issue 24, item 8: loading refuses a snapshot above max_snapshot_bytes, so a push whose state
 // would need a bigger snapshot is refused (ResourceExhausted, 413 at the API), naming the size and
 // the limit, and changes nothing. Compaction then never writes a snapshot that would keep hawk

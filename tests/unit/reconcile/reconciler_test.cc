@@ -399,6 +399,50 @@ TEST_F(ReconcilerTest, FrozenLeavingWorkerKeepsGettingMapsButNoMoreServerCommand
   EXPECT_EQ(ServersMismatch(*master_->worker(kSecondPid), second), "");
 }
 
+// A dry run's preview lists, per worker, what the push then sends, and what a frozen leaving
+// worker would refuse; previewing sends nothing.
+TEST_F(ReconcilerTest, APreviewListsWhatThePushThenSendsOnEachWorker) {
+  FakeWorker& leaving = AddLeavingAndCurrentWorkers();
+  leaving.runtime.set_frozen(true);
+  StartHawk();
+  WaitForPush(Push(Desired("v1", 10, "c.example.com")));
+  FakeWorker& current = *master_->worker(kSecondPid);
+  size_t seen_current = current.received.size();
+  size_t seen_leaving = leaving.received.size();
+  uint64_t batches = client_->stats().batches;
+
+  model::AppliedDelta applied =
+      model::ApplyDelta(model::DiffStates(state_, Desired("v2", 20, "d.example.com")), &state_);
+  std::vector<WorkerPreview> preview = reconciler_->Preview(applied.summary);
+  EXPECT_EQ(client_->stats().batches, batches);
+  ASSERT_EQ(preview.size(), 2u);
+  const WorkerPreview& old = preview[0];
+  const WorkerPreview& now = preview[1];
+  ASSERT_EQ(old.pid, kFirstPid);
+  ASSERT_EQ(now.pid, kSecondPid);
+  EXPECT_EQ(old.basis, PreviewBasis::kIncremental);
+  EXPECT_EQ(now.basis, PreviewBasis::kIncremental);
+  EXPECT_THAT(now.commands, Contains("set server be_app/web1 weight 20"));
+  for (const std::string& line : old.commands) EXPECT_FALSE(IsServerCommand(line)) << line;
+  EXPECT_THAT(old.refused,
+              Contains(model::Refusal{"backend/be_app/server/web1",
+                                      "set server be_app/web1 weight 20", "Proxy is disabled."}));
+  EXPECT_THAT(old.stale, Contains(Field(&model::StaleObject::reason, plan::kFrozenReason)));
+
+  PushOutcome outcome = WaitForPush(reconciler_->Publish(applied.summary));
+  // The changes, without the session polls (`show sess`) on the frozen worker's stale servers.
+  auto changes = [](std::vector<std::string> lines) {
+    lines.erase(std::remove_if(lines.begin(), lines.end(),
+                               [](const std::string& l) { return absl::StartsWith(l, "show "); }),
+                lines.end());
+    return lines;
+  };
+  EXPECT_EQ(changes(ReconcilerLines(current, seen_current)), now.commands);
+  EXPECT_EQ(changes(ReconcilerLines(leaving, seen_leaving)), old.commands);
+  ASSERT_NE(Of(outcome, kFirstPid), nullptr);
+  EXPECT_EQ(Of(outcome, kFirstPid)->refused, old.refused);
+}
+
 // The master closes the connection in the middle of an apply batch (a reload would): the
 // reconcile is retried at once, not at the next resync. The first reconcile of a worker present
 // when hawk started is a full one, redone from a fresh observation; a later, incremental one is

@@ -49,6 +49,39 @@ TEST(ApplyTextTest, NoWorkerIsNotApplied) {
   EXPECT_THAT(view->text, HasSubstr("warning: no worker is reachable\n"));
 }
 
+TEST(ApplyTextTest, DryRunListsCommandsPerWorker) {
+  absl::StatusOr<ApplyView> view = RenderPushAnswer(
+      R"({"dryRun":true,"version":"v2","generation":"4","changes":true,"workers":[)"
+      R"({"pid":42,"role":"CURRENT","basis":"INCREMENTAL","commands":[)"
+      R"("set server be/s1 weight 7","add map /m <<\nk \n"],)"
+      R"("replaces":[{"object":"map//big","entries":"5000"}],"refused":[],"stale":[]},)"
+      R"({"pid":41,"role":"LEAVING","basis":"OBSERVE","commands":[],"replaces":[],)"
+      R"("refused":[],"stale":[]}]})",
+      {});
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_TRUE(view->all_applied);
+  EXPECT_EQ(view->text,
+            "dry run: version v2  generation 4\n"
+            "worker 42 CURRENT  INCREMENTAL  would send 2 command(s)\n"
+            "  send    set server be/s1 weight 7\n"
+            "  send    add map /m <<\n"
+            "  replace map//big: 5000 entries in one transaction\n"
+            "worker 41 LEAVING  OBSERVE  (observed first: the commands depend on what it holds)\n");
+}
+
+TEST(ApplyTextTest, DryRunWithAFrozenWorkerIsNotClean) {
+  absl::StatusOr<ApplyView> view = RenderPushAnswer(
+      R"({"dryRun":true,"version":"v2","changes":true,"workers":[)"
+      R"({"pid":41,"role":"LEAVING","basis":"INCREMENTAL","commands":[],"replaces":[],)"
+      R"("refused":[{"object":"backend/be/server/s1","command":"set server be/s1 weight 7",)"
+      R"("reply":"Proxy is disabled."}],"stale":[]}]})",
+      {});
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_FALSE(view->all_applied);
+  EXPECT_THAT(view->text, HasSubstr("  refused backend/be/server/s1: `set server be/s1 weight 7`: "
+                                    "HAProxy replied \"Proxy is disabled.\"\n"));
+}
+
 TEST(ApplyTextTest, NotAPushAnswer) {
   EXPECT_FALSE(RenderPushAnswer("{", {}).ok());
   EXPECT_THAT(RenderPushAnswer(R"({"error":{}})", {}).status().message(), HasSubstr("workers"));
