@@ -3,7 +3,8 @@
 #   1. installs what is missing (podman, buildah, mmdebstrap, runc, haproxy, curl, jq, socat);
 #   2. makes the base image debian:12-slim from Debian's packages with mmdebstrap when it is
 #      missing (no container registry is needed);
-#   3. builds the image from the Dockerfile (timed) and prints its size;
+#   3. builds the image from the Dockerfile (timed), naming the source commit (HAWK_COMMIT), prints
+#      its size and checks that `hawk --version` in it names that commit;
 #   4. starts HAProxy on the host in master-worker mode, its master socket in a directory that is
 #      bind-mounted into the container, and runs hawk from the image as it ships (non-root user
 #      99:99, read-only root filesystem with no tmpfs, no capabilities, the state directory a
@@ -163,8 +164,15 @@ else
 fi
 
 # --- 3. the image ---------------------------------------------------------------------------------
-step "podman build -t $image ."
-build_args=()
+# The commit hawk reports (the build context has no .git): as CMake names it, -dirty when
+# tracked files differ from it.
+commit=unknown
+if head=$(git rev-parse --short=12 HEAD 2>/dev/null); then
+  commit=$head
+  [[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || commit+=-dirty
+fi
+step "podman build --build-arg HAWK_COMMIT=$commit -t $image ."
+build_args=(--build-arg "HAWK_COMMIT=$commit")
 [[ ${HAWK_IMAGE_NO_CACHE:-0} == 1 ]] && build_args+=(--no-cache)
 build_start=$(now)
 podman build "${build_args[@]}" -t "$image" . >"$work/build.log" 2>&1 || {
@@ -174,6 +182,12 @@ podman build "${build_args[@]}" -t "$image" . >"$work/build.log" 2>&1 || {
 build_seconds=$(since "$build_start")
 size=$(podman image inspect --format '{{.Size}}' "$image")
 echo "built in $build_seconds s; image size $size bytes ($(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1e6 }') MB)"
+# The binary runs alone in the image (no shell, no libc there) and says what it was built from.
+version=$(podman run --rm --read-only --cap-drop all --network none "$image" --version) ||
+  fail "hawk --version in the image failed: $version"
+[[ $version == "hawk "*" (commit $commit)" ]] ||
+  fail "hawk --version in the image says \"$version\", not commit $commit"
+echo "hawk --version: $version"
 
 # --- 4. HAProxy on the host, hawk in the container ------------------------------------------------
 free_port() {
