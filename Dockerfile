@@ -16,9 +16,10 @@ RUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq 
       build-essential cmake pkg-config lld libuv1-dev libabsl-dev node-llhttp libssl-dev \
     && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
-# hawk's directories as the runtime stage gets them: owned by uid/gid 99, mode 0700 (scratch has
-# no shell to make them there).
-RUN install -d -o 99 -g 99 -m 0700 /rootfs/var/lib/hawk /rootfs/run/hawk
+# /rootfs is the runtime stage's whole tree, made here because scratch has no shell: hawk's two
+# directories owned by uid/gid 99, mode 0700, their parents root's, 0755; the binary below.
+RUN install -d -m 0755 /rootfs/var/lib /rootfs/run /rootfs/usr/local/bin \
+    && install -d -o 99 -g 99 -m 0700 /rootfs/var/lib/hawk /rootfs/run/hawk
 COPY CMakeLists.txt CMakePresets.json ./
 COPY cmake cmake
 COPY agent agent
@@ -32,7 +33,8 @@ RUN cmake --preset release -DHAWK_BUILD_BENCH=OFF -DHAWK_COMMIT="${HAWK_COMMIT}"
     && strip build/release/agent/hawk \
     && { ldd build/release/agent/hawk 2>&1 | grep -qx '[[:space:]]*statically linked' \
          || { ldd build/release/agent/hawk; echo "hawk is not statically linked" >&2; exit 1; }; } \
-    && build/release/agent/hawk --version
+    && build/release/agent/hawk --version \
+    && install -m 0755 build/release/agent/hawk /rootfs/usr/local/bin/hawk
 
 # Runtime stage: the binary and hawk's two directories, nothing else. What hawk reads at run time
 # is what its flags name (the master socket, --state-dir, --haproxy-config, token and TLS files)
@@ -50,9 +52,11 @@ RUN cmake --preset release -DHAWK_BUILD_BENCH=OFF -DHAWK_COMMIT="${HAWK_COMMIT}"
 #    provider or engine module is loaded, so nothing is dlopen()ed);
 #  - no shell: the chart's probes and preStop hooks are httpGet, the image test runs hawk only.
 FROM scratch
-COPY --from=build /src/build/release/agent/hawk /usr/local/bin/hawk
-COPY --from=build --chown=99:99 /rootfs/var/lib/hawk /var/lib/hawk
-COPY --from=build --chown=99:99 /rootfs/run/hawk /run/hawk
+# One copy of the tree, which keeps its owners and modes (checked with buildah: podman export
+# lists run/hawk and var/lib/hawk 99/99 drwx------, the rest root's). COPY --chown=99:99 of each
+# directory instead gave them mode 0755 and handed their new parents (/run, /var, /var/lib) to
+# uid 99 too.
+COPY --from=build /rootfs/ /
 # uid/gid 99 is the haproxy user of HAProxy's official image (the chart's haproxy:3.2): hawk
 # connects to the master socket HAProxy creates in the shared /run/haproxy, and both write the
 # shared volumes (the chart sets fsGroup 99). Numeric, so Kubernetes' runAsNonRoot can check it.

@@ -4,7 +4,8 @@
 #   2. makes the base image debian:12-slim from Debian's packages with mmdebstrap when it is
 #      missing (no container registry is needed);
 #   3. builds the image from the Dockerfile (timed), naming the source commit (HAWK_COMMIT), prints
-#      its size and checks that `hawk --version` in it names that commit;
+#      its size, checks that `hawk --version` in it names that commit and that the image holds
+#      the binary and hawk's two directories and nothing else;
 #   4. starts HAProxy on the host in master-worker mode, its master socket in a directory that is
 #      bind-mounted into the container, and runs hawk from the image as it ships (non-root user
 #      99:99, read-only root filesystem with no tmpfs, no capabilities, the state directory a
@@ -188,6 +189,27 @@ version=$(podman run --rm --read-only --cap-drop all --network none "$image" --v
 [[ $version == "hawk "*" (commit $commit)" ]] ||
   fail "hawk --version in the image says \"$version\", not commit $commit"
 echo "hawk --version: $version"
+# What the image holds: the binary and hawk's two directories (uid/gid 99, 0700), nothing else.
+probe=$(podman create "$image")
+contents=$(podman export "$probe" | tar -tvf - | awk '{ print $1, $2, $NF }' | sort)
+podman rm "$probe" >/dev/null
+expected=$(sort <<'TREE'
+drwxr-xr-x 0/0 run/
+drwx------ 99/99 run/hawk/
+drwxr-xr-x 0/0 usr/
+drwxr-xr-x 0/0 usr/local/
+drwxr-xr-x 0/0 usr/local/bin/
+-rwxr-xr-x 0/0 usr/local/bin/hawk
+drwxr-xr-x 0/0 var/
+drwxr-xr-x 0/0 var/lib/
+drwx------ 99/99 var/lib/hawk/
+TREE
+)
+[[ $contents == "$expected" ]] || fail "the image holds, as mode owner path:
+$contents
+where the Dockerfile makes:
+$expected"
+echo "the image holds /usr/local/bin/hawk, /run/hawk and /var/lib/hawk (99:99, 0700), nothing else"
 
 # --- 4. HAProxy on the host, hawk in the container ------------------------------------------------
 free_port() {
