@@ -26,6 +26,7 @@
 #include "agent/api/authentication.h"
 #include "agent/app/app.h"
 #include "agent/base/address.h"
+#include "agent/base/build_info.h"
 #include "agent/base/log.h"
 #include "agent/status/apply_main.h"
 #include "agent/status/status_main.h"
@@ -192,7 +193,7 @@ bool AsksForHelp(const std::vector<std::string>& args) {
 // hawk's flags (those this file defines), spelled as the README spells them, with their help
 // and default, in name order. Through abseil's public reflection API.
 void PrintHelp(std::ostream& out) {
-  out << "hawk: " << absl::ProgramUsageMessage() << "\n\nFlags:\n";
+  out << hawk::base::VersionLine() << ": " << absl::ProgramUsageMessage() << "\n\nFlags:\n";
   std::vector<const absl::CommandLineFlag*> flags;
   for (const auto& [name, flag] : absl::GetAllFlags()) {
     if (absl::EndsWith(flag->Filename(), "agent/main.cc")) flags.push_back(flag);
@@ -372,6 +373,9 @@ int main(int argc, char** argv) {
     return absl::EndsWith(file, "agent/main.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
+  // --version (handled by ParseCommandLine, exit 0): hawk's version and commit. abseil's default
+  // names the program and, because Debian builds abseil without NDEBUG, says "Debug build".
+  usage.version_string = [] { return hawk::base::VersionLine() + "\n"; };
   absl::SetFlagsUsageConfig(usage);
   absl::SetProgramUsageMessage(
       "keeps every HAProxy worker (current and leaving) in the desired runtime state.\n"

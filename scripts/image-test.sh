@@ -3,7 +3,9 @@
 #   1. installs what is missing (podman, buildah, mmdebstrap, runc, haproxy, curl, jq, socat);
 #   2. makes the base image debian:12-slim from Debian's packages with mmdebstrap when it is
 #      missing (no container registry is needed);
-#   3. builds the image from the Dockerfile (timed) and prints its size;
+#   3. builds the image from the Dockerfile (timed), naming the source commit (HAWK_COMMIT), prints
+#      its size, checks that `hawk --version` in it names that commit and that the image holds
+#      the binary and hawk's two directories and nothing else;
 #   4. starts HAProxy on the host in master-worker mode, its master socket in a directory that is
 #      bind-mounted into the container, and runs hawk from the image as it ships (non-root user
 #      99:99, read-only root filesystem with no tmpfs, no capabilities, the state directory a
@@ -163,8 +165,15 @@ else
 fi
 
 # --- 3. the image ---------------------------------------------------------------------------------
-step "podman build -t $image ."
-build_args=()
+# The commit hawk reports (the build context has no .git): as CMake names it, -dirty when
+# tracked files differ from it.
+commit=unknown
+if head=$(git rev-parse --short=12 HEAD 2>/dev/null); then
+  commit=$head
+  [[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || commit+=-dirty
+fi
+step "podman build --build-arg HAWK_COMMIT=$commit -t $image ."
+build_args=(--build-arg "HAWK_COMMIT=$commit")
 [[ ${HAWK_IMAGE_NO_CACHE:-0} == 1 ]] && build_args+=(--no-cache)
 build_start=$(now)
 podman build "${build_args[@]}" -t "$image" . >"$work/build.log" 2>&1 || {
@@ -174,6 +183,33 @@ podman build "${build_args[@]}" -t "$image" . >"$work/build.log" 2>&1 || {
 build_seconds=$(since "$build_start")
 size=$(podman image inspect --format '{{.Size}}' "$image")
 echo "built in $build_seconds s; image size $size bytes ($(awk -v s="$size" 'BEGIN { printf "%.1f", s / 1e6 }') MB)"
+# The binary runs alone in the image (no shell, no libc there) and says what it was built from.
+version=$(podman run --rm --read-only --cap-drop all --network none "$image" --version) ||
+  fail "hawk --version in the image failed: $version"
+[[ $version == "hawk "*" (commit $commit)" ]] ||
+  fail "hawk --version in the image says \"$version\", not commit $commit"
+echo "hawk --version: $version"
+# What the image holds: the binary and hawk's two directories (uid/gid 99, 0700), nothing else.
+probe=$(podman create "$image")
+contents=$(podman export "$probe" | tar -tvf - | awk '{ print $1, $2, $NF }' | sort)
+podman rm "$probe" >/dev/null
+expected=$(sort <<'TREE'
+drwxr-xr-x 0/0 run/
+drwx------ 99/99 run/hawk/
+drwxr-xr-x 0/0 usr/
+drwxr-xr-x 0/0 usr/local/
+drwxr-xr-x 0/0 usr/local/bin/
+-rwxr-xr-x 0/0 usr/local/bin/hawk
+drwxr-xr-x 0/0 var/
+drwxr-xr-x 0/0 var/lib/
+drwx------ 99/99 var/lib/hawk/
+TREE
+)
+[[ $contents == "$expected" ]] || fail "the image holds, as mode owner path:
+$contents
+where the Dockerfile makes:
+$expected"
+echo "the image holds /usr/local/bin/hawk, /run/hawk and /var/lib/hawk (99:99, 0700), nothing else"
 
 # --- 4. HAProxy on the host, hawk in the container ------------------------------------------------
 free_port() {

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
+#include "agent/base/build_info.h"
 #include "gtest/gtest.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/subprocess.h"
@@ -26,6 +28,25 @@ TEST(BinaryTest, HelpListsTheFlagsAndSucceeds) {
           << run.output;
     }
   }
+}
+
+// hawk's own version (the one hawk_build_info reports) and commit, not abseil's default text
+// ("hawk" and "Debug build (NDEBUG not #defined)", Debian's abseil being built without NDEBUG).
+TEST(BinaryTest, VersionNamesHawksVersionAndCommit) {
+  TempDir dir;
+  EXPECT_EQ(base::BuildVersion(), HAWK_PROJECT_VERSION);
+  EXPECT_FALSE(base::BuildCommit().empty());
+  const std::string expected =
+      "hawk " HAWK_PROJECT_VERSION " (commit " + std::string(base::BuildCommit()) + ")\n";
+  for (const char* version : {"--version", "-version", "--version=true"}) {
+    RunResult run = RunHawk(dir, {version});
+    EXPECT_EQ(run.exit_code, 0) << version << ": " << run.output;
+    EXPECT_EQ(run.output, expected) << version;
+    EXPECT_FALSE(absl::StrContains(run.output, "Debug build")) << run.output;
+  }
+  // --help names it too.
+  RunResult help = RunHawk(dir, {"--help"});
+  EXPECT_TRUE(absl::StartsWith(help.output, base::VersionLine() + ": ")) << help.output;
 }
 
 TEST(BinaryTest, BadInputGetsAClearMessageAndANonZeroExit) {
