@@ -4,12 +4,11 @@
 #include <cstdlib>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "agent/base/log.h"
-#include "agent/cli/line_replies.h"
+#include "agent/cli/reply_attribution.h"
 #include "agent/cli/wire.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_info.h"
@@ -424,98 +423,13 @@ void MasterClient::SendSegment(Connection* conn) {
   }
 }
 
-namespace {
-
-absl::Status MasterErrorStatus(parse::ReplyCode code, std::string message) {
-  switch (code) {
-    case parse::ReplyCode::kTargetNotFound:
-      return absl::NotFoundError(std::move(message));
-    case parse::ReplyCode::kPermissionDenied:
-      return absl::PermissionDeniedError(std::move(message));
-    default:
-      return absl::UnavailableError(std::move(message));
-  }
-}
-
-}  // namespace
-
 bool MasterClient::RecordReply(Connection* conn, std::string text) {
   Batch& batch = *conn->batch;
-  size_t index = conn->next_result;
-  const Segment* segment = nullptr;
-  for (const Segment& s : batch.segments) {
-    if (index >= s.begin && index < s.end) segment = &s;
-  }
-  if (segment != nullptr && segment->whole) {
-    conn->last_relay_pid = segment->pid;
-    conn->last_reply_bare = text.empty();
-    return RecordLineReplies(conn, segment->end, segment->pid, std::move(text));
-  }
-  ++conn->next_result;
-  const Command& command = batch.commands[index];
-  conn->last_relay_pid = worker_socket() ? 0 : command.pid;
+  // A whole line goes to the worker of its first command, like a command of its own.
+  conn->last_relay_pid = worker_socket() ? 0 : batch.commands[conn->next_result].pid;
   conn->last_reply_bare = text.empty();
-  absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text);
-  if (!master_error.has_value()) {
-    batch.results[index] = std::move(text);
-    return false;
-  }
-  batch.results[index] = MasterErrorStatus(
-      *master_error, absl::StrCat("`", MasterLine(command), "`: master replied \"",
-                                  absl::StripAsciiWhitespace(text), "\""));
-  if (conn->next_result == batch.commands.size()) return false;
-  for (size_t i = conn->next_result; i < batch.commands.size(); ++i) {
-    batch.results[i] = absl::UnavailableError(
-        absl::StrCat("`", MasterLine(batch.commands[i]),
-                     "`: no reply: the master discards the commands sent after a failed one (`",
-                     MasterLine(command), "`); it may not have run"));
-  }
-  conn->next_result = batch.commands.size();
-  return true;
-}
-
-bool MasterClient::RecordLineReplies(Connection* conn, size_t end, int pid, std::string text) {
-  Batch& batch = *conn->batch;
-  size_t begin = conn->next_result;
-  conn->next_result = end;
-  // A master error answers for the whole line: its worker is gone or unreachable.
-  if (absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text)) {
-    for (size_t i = begin; i < end; ++i) {
-      batch.results[i] = MasterErrorStatus(
-          *master_error,
-          absl::StrCat("`", MasterLine(batch.commands[i]), "` (in one `@@!", pid,
-                       "` line): master replied \"", absl::StripAsciiWhitespace(text), "\""));
-    }
-    // As after any master error: nothing more goes on this connection.
-    for (size_t i = end; i < batch.commands.size(); ++i) {
-      batch.results[i] = absl::UnavailableError(absl::StrCat(
-          "`", MasterLine(batch.commands[i]), "`: not sent: an earlier line of the batch failed"));
-    }
-    conn->next_result = batch.commands.size();
-    return conn->next_result > end;
-  }
-  absl::StatusOr<std::vector<std::string>> replies = SplitLineReplies(text, end - begin);
-  if (!replies.ok()) {
-    for (size_t i = begin; i < batch.commands.size(); ++i) {
-      batch.results[i] = absl::UnavailableError(absl::StrCat(
-          "`", MasterLine(batch.commands[i]), "`: no usable reply: ", replies.status().message(),
-          "; it may or may not have run"));
-    }
-    conn->next_result = batch.commands.size();
-    return true;
-  }
-  for (size_t i = begin; i < end; ++i) {
-    size_t k = i - begin;
-    if (k < replies->size()) {
-      batch.results[i] = std::move((*replies)[k]);
-    } else {
-      batch.results[i] = absl::UnavailableError(absl::StrCat(
-          "`", MasterLine(batch.commands[i]),
-          "`: no reply: the worker's CLI session ended before this command (did the worker exit?); "
-          "it may or may not have run"));
-    }
-  }
-  return false;
+  return AttributeReply(batch.commands, batch.segments, std::move(text), &conn->next_result,
+                        &batch.results);
 }
 
 void MasterClient::OnData(Connection* conn, absl::string_view bytes) {

@@ -59,14 +59,16 @@
 #include "agent/base/callback_list.h"
 #include "agent/cli/command.h"
 #include "agent/cli/framer.h"
+#include "agent/cli/reply_attribution.h"
 #include "agent/cli/wire.h"
 #include "agent/uv/stream.h"
 #include "agent/uv/timer.h"
 
 namespace hawk::cli {
 
-// One result per command, in order: the reply text (which may be a worker-level error such as
-// `Proxy is disabled.`: the caller classifies it), or a Status:
+// One result per command (CommandResult, reply_attribution.h), in order: the reply text (which
+// may be a worker-level error such as `Proxy is disabled.`: the caller classifies it), or a
+// Status:
 //   NotFound           the master has no such worker (`Can't find the target PID…`)
 //   Unavailable        the master could not reach the worker, or the connection closed before
 //                      the reply (a reload): the command may or may not have run
@@ -75,7 +77,6 @@ namespace hawk::cli {
 //   Unavailable        also: not sent, the worker's relay window is closed (SetRelayWindow)
 //   DeadlineExceeded   the batch timed out (its connection is kept until the replies come)
 //   InvalidArgument    the batch was rejected before anything was sent
-using CommandResult = absl::StatusOr<std::string>;
 using BatchCallback = std::function<void(std::vector<CommandResult>)>;
 
 enum class BatchPriority {
@@ -259,8 +260,6 @@ class MasterClient {
   // After a master error with commands still behind it, or a whole-line reply that does not
   // match its commands, fails those and returns true: the connection must be closed.
   bool RecordReply(Connection* conn, std::string text);
-  // The replies of commands [next_result, end), sent as one `@@!<pid>` line.
-  bool RecordLineReplies(Connection* conn, size_t end, int pid, std::string text);
   // Detaches the connection's batch; results not yet filled get `missing`. The caller finishes
   // it (runs the user callback) after its own bookkeeping, so callbacks see a consistent client.
   std::unique_ptr<Batch> TakeBatch(Connection* conn, const absl::Status& missing);
