@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "agent/cli/client.h"
+#include "agent/cli/wire.h"
 #include "agent/uv/loop.h"
 #include "bench/stats.h"
 #include "tests/integration/hawk_harness.h"
@@ -28,7 +29,8 @@ namespace {
 
 // Runs `batches` through one MasterClient, each batch of `batch_size` commands, one batch in
 // flight at a time. Returns elapsed ms, or -1 on any error.
-double RunClient(const std::string& socket, const std::string& command, int total, int batch_size) {
+double RunClient(const std::string& socket, const hawk::cli::Command& command, int total,
+                 int batch_size) {
   hawk::uv::Loop loop;
   double elapsed = -1;
   {
@@ -46,7 +48,7 @@ double RunClient(const std::string& socket, const std::string& command, int tota
       }
       std::vector<hawk::cli::Command> batch;
       for (int i = 0; i < batch_size && sent < total; ++i, ++sent) {
-        batch.push_back(hawk::cli::Command::Master(command));
+        batch.push_back(command);
       }
       client.Submit(std::move(batch), [&](std::vector<hawk::cli::CommandResult> results) {
         for (const auto& r : results) failed |= !r.ok();
@@ -86,14 +88,15 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "haproxy: %s\n", r.error.c_str());
     return 1;
   }
-  std::string pid = std::to_string(haproxy.CurrentWorkerPid());
+  int pid = haproxy.CurrentWorkerPid();
   std::printf("HAProxy 2.6, %d commands per run, median of 5 runs, ms (ratio to baseline)\n",
               total);
   for (const char* verb : {"get weight be_app/SRV_1", "set weight be_app/SRV_1 7"}) {
-    std::string command = "@!" + pid + " " + verb;
+    hawk::cli::Command command = hawk::cli::Command::ForWorker(pid, verb);
     std::vector<double> baseline, one, batched;
     for (int run = 0; run < 5; ++run) {
-      baseline.push_back(RunOnePerConnection(haproxy.master_socket(), command, total));
+      baseline.push_back(
+          RunOnePerConnection(haproxy.master_socket(), hawk::cli::MasterLine(command), total));
       one.push_back(RunClient(haproxy.master_socket(), command, total, 1));
       batched.push_back(RunClient(haproxy.master_socket(), command, total, 100));
     }

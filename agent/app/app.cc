@@ -11,8 +11,8 @@
 #include "agent/api/reload_api.h"
 #include "agent/api/state_api.h"
 #include "agent/base/log.h"
+#include "agent/cli/wire.h"
 #include "agent/parse/haproxy_config.h"
-#include "agent/parse/show_version.h"
 
 namespace hawk::app {
 namespace {
@@ -49,7 +49,7 @@ absl::Status App::Init() {
   if (config_.worker_socket) {
     cli::MasterClientOptions worker_options;
     worker_options.address = *config_.worker_socket;
-    worker_options.worker_socket = true;
+    worker_options.dialect = cli::Dialect::kWorkerSocket;
     worker_options.max_connections = 1;  // one worker, one connection: its pid is the client's
     worker_client_ = std::make_unique<cli::MasterClient>(loop_->get(), worker_options);
   }
@@ -123,24 +123,23 @@ absl::Status App::Init() {
 
   watch_ = std::make_unique<api::WatchHub>(
       loop_->get(), [this] { return Snapshot(); }, [] { return absl::Now(); });
-  registry_subscription_ = registry_->AddListener([this](const model::WorkersReport& report,
-                                                         const registry::WorkerChanges&) {
-    // `@@!<pid>` whole lines exist from 3.2 on: one worker CLI session per line instead of one
-    // per command (MasterClientOptions::whole_lines).
-    if (!report.master.version.empty()) {
-      absl::StatusOr<parse::VersionNumbers> version =
-          parse::ParseVersionNumbers(report.master.version);
-      bool whole = version.ok() && !parse::VersionLess(*version, parse::VersionNumbers{3, 2, 0});
-      if (whole != client_->whole_lines()) {
-        base::LogInfo("master CLI: HAProxy ", report.master.version,
-                      whole ? ": batches go as whole lines (@@!<pid>)"
-                            : ": batches go one command per line (@!<pid>)");
-        client_->SetWholeLines(whole);
-      }
-    }
-    if (worker_client_) FollowCurrentWorker(report);
-    watch_->OnChange();
-  });
+  registry_subscription_ = registry_->AddListener(
+      [this](const model::WorkersReport& report, const registry::WorkerChanges&) {
+        // The master's dialect follows its version (cli::MasterDialectFor: `@@!<pid>` whole lines
+        // from 3.2 on).
+        if (!report.master.version.empty()) {
+          cli::Dialect dialect = cli::MasterDialectFor(report.master.version);
+          if (dialect != client_->dialect()) {
+            base::LogInfo("master CLI: HAProxy ", report.master.version,
+                          dialect == cli::Dialect::kMasterWholeLines
+                              ? ": batches go as whole lines (@@!<pid>)"
+                              : ": batches go one command per line (@!<pid>)");
+            client_->SetDialect(dialect);
+          }
+        }
+        if (worker_client_) FollowCurrentWorker(report);
+        watch_->OnChange();
+      });
   reconciler_subscription_ = reconciler_->AddListener([this] { watch_->OnChange(); });
 
   api::RegisterHealthRoutes(&api_router_, registry_.get(), /*detail=*/true);

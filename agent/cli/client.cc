@@ -1,24 +1,19 @@
 #include "agent/cli/client.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "agent/base/log.h"
-#include "agent/cli/line_replies.h"
+#include "agent/cli/reply_attribution.h"
 #include "agent/cli/wire.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_info.h"
 
 namespace hawk::cli {
-namespace {
-uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
-}  // namespace
 
 struct MasterClient::Batch {
   Batch(uv_loop_t* loop, std::vector<Command> cmds, BatchCallback cb)
@@ -37,8 +32,8 @@ struct MasterClient::Batch {
   // The deadline passed with replies outstanding: `done` has run, the connection drains the
   // replies of what was sent and sends nothing more of this batch.
   bool abandoned = false;
-  uint64_t abandoned_at_ms = 0;
-  absl::Time abandoned_at;  // the same moment on the wall clock, for the report
+  absl::Duration abandoned_at_loop;  // loop time
+  absl::Time abandoned_at;           // the same moment on the wall clock, for the report
 };
 
 struct MasterClient::Connection {
@@ -68,7 +63,7 @@ struct MasterClient::Connection {
   // it closes the connection.
   int last_relay_pid = 0;
   bool last_reply_bare = false;
-  uint64_t ready_at_ms = 0;  // when the handshake completed
+  absl::Duration ready_at;  // loop time the handshake completed
 
   bool established() const { return state == State::kIdle || state == State::kBusy; }
   bool opening() const {
@@ -84,7 +79,21 @@ MasterClient::MasterClient(uv_loop_t* loop, MasterClientOptions options)
 
 MasterClient::~MasterClient() = default;
 
-uint64_t MasterClient::NowMs() const { return uv_now(loop_); }
+absl::Duration MasterClient::LoopNow() const {
+  return absl::Milliseconds(static_cast<int64_t>(uv_now(loop_)));
+}
+
+void MasterClient::SetDialect(Dialect dialect) {
+  // A client talks to one kind of socket for its whole life: only the master's dialects switch
+  // (its prompt, handshake and relay bookkeeping follow the socket). Anything else is a bug.
+  if ((dialect == Dialect::kWorkerSocket) != worker_socket()) {
+    base::LogError("master CLI: SetDialect between the master and a worker socket");
+    std::abort();
+  }
+  options_.dialect = dialect;
+}
+
+bool MasterClient::worker_socket() const { return options_.dialect == Dialect::kWorkerSocket; }
 
 MasterClientStats MasterClient::stats() const {
   MasterClientStats s = stats_;
@@ -104,9 +113,9 @@ std::vector<HeldConnection> MasterClient::held() const {
     const Batch& batch = *conn->batch;
     HeldConnection held;
     if (conn->next_result < batch.commands.size()) {
-      held.command = batch.commands[conn->next_result].line;
-      absl::string_view rest;
-      if (!SplitWorkerPrefix(held.command, &held.pid, &rest)) held.pid = 0;
+      const Command& command = batch.commands[conn->next_result];
+      held.command = MasterLine(command);
+      held.pid = command.pid;
     }
     held.since = batch.abandoned_at;
     out.push_back(std::move(held));
@@ -158,8 +167,8 @@ void MasterClient::SetRelayWindow(int pid, absl::Duration remaining, std::string
     relay_windows_.erase(pid);
     return;
   }
-  uint64_t now = NowMs();
-  uint64_t until = remaining <= absl::ZeroDuration() ? 0 : now + ToMs(remaining);
+  absl::Duration until =
+      remaining <= absl::ZeroDuration() ? absl::ZeroDuration() : LoopNow() + remaining;
   relay_windows_[pid] = RelayWindow{until, std::move(why)};
 }
 
@@ -174,26 +183,22 @@ bool MasterClient::RelayAllowed(int pid, std::string* why, size_t commands) cons
   if (it == relay_windows_.end()) return true;
   absl::Duration lead =
       options_.relay_lead + options_.relay_lead_per_command * static_cast<int64_t>(commands);
-  if (NowMs() + ToMs(lead) < it->second.until_ms) return true;
+  if (LoopNow() + lead < it->second.until) return true;
   if (why != nullptr) *why = absl::StrCat("worker ", pid, ": ", it->second.why);
   return false;
 }
 
 bool MasterClient::HasRelays(const Batch& batch) const {
-  if (options_.worker_socket) return false;
-  int pid = 0;
-  absl::string_view rest;
-  return std::any_of(batch.commands.begin(), batch.commands.end(), [&](const Command& command) {
-    return SplitWorkerPrefix(command.line, &pid, &rest);
-  });
+  if (worker_socket()) return false;
+  return std::any_of(batch.commands.begin(), batch.commands.end(),
+                     [](const Command& command) { return command.pid != 0; });
 }
 
 absl::Status MasterClient::CheckRelays(const Batch& batch) const {
-  if (options_.worker_socket) return absl::OkStatus();  // the worker itself: no relay
+  if (worker_socket()) return absl::OkStatus();  // the worker itself: no relay
   for (const Command& command : batch.commands) {
-    int pid = 0;
-    absl::string_view rest;
-    if (!SplitWorkerPrefix(command.line, &pid, &rest)) continue;
+    int pid = command.pid;
+    if (pid == 0) continue;
     std::string why;
     if (RelayAllowed(pid, &why, batch.commands.size())) continue;
     std::string message = absl::StrCat("not sent: ", why);
@@ -208,7 +213,7 @@ void MasterClient::HoldBack(std::unique_ptr<Batch> batch, absl::Status why) {
   Batch* raw = batch.get();
   raw->early_failure = std::move(why);
   // Delivered from the loop like any early failure (Dispatch may run inside Submit()).
-  raw->timer.Start(0, 0, [this, raw] { OnBatchTimeout(raw); });
+  raw->timer.Start(absl::ZeroDuration(), [this, raw] { OnBatchTimeout(raw); });
   queue_.push_front(std::move(batch));
 }
 
@@ -240,14 +245,14 @@ void MasterClient::Submit(std::vector<Command> commands, BatchCallback done, abs
   Batch* raw = batch.get();
   if (!batch->early_failure.ok()) {
     // Deliver from the loop, never from inside Submit().
-    raw->timer.Start(0, 0, [this, raw] { OnBatchTimeout(raw); });
+    raw->timer.Start(absl::ZeroDuration(), [this, raw] { OnBatchTimeout(raw); });
     queue_.push_back(std::move(batch));
     return;
   }
   ++stats_.batches;
   stats_.commands += raw->commands.size();
   if (timeout <= absl::ZeroDuration()) timeout = options_.default_batch_timeout;
-  raw->timer.Start(ToMs(timeout), 0, [this, raw] { OnBatchTimeout(raw); });
+  raw->timer.Start(timeout, [this, raw] { OnBatchTimeout(raw); });
   queue_.push_back(std::move(batch));
   Dispatch();
 }
@@ -307,8 +312,7 @@ void MasterClient::Dispatch() {
 void MasterClient::OpenConnection() {
   if (static_cast<int>(connections_.size()) >= ConnectionBudget()) return;
   auto conn = std::make_unique<Connection>(
-      loop_, options_.address.kind,
-      options_.worker_socket ? PromptKind::kWorker : PromptKind::kMaster);
+      loop_, options_.address.kind, worker_socket() ? PromptKind::kWorker : PromptKind::kMaster);
   Connection* raw = conn.get();
   connections_.push_back(std::move(conn));
   stats_.max_open_connections =
@@ -346,8 +350,7 @@ void MasterClient::OnConnected(Connection* conn, absl::Status status) {
     ScheduleReconnect();
     return;
   }
-  conn->timer.Start(ToMs(options_.handshake_report_after), 0,
-                    [this, conn] { OnHandshakeSlow(conn); });
+  conn->timer.Start(options_.handshake_report_after, [this, conn] { OnHandshakeSlow(conn); });
 }
 
 void MasterClient::OnHandshakeSlow(Connection* conn) {
@@ -364,7 +367,7 @@ void MasterClient::OnHandshakeSlow(Connection* conn) {
                   [conn](const auto& c) { return c.get() != conn && c->opening(); });
   if (!another_opening) OpenConnection();  // no-op at the connection cap
   absl::Duration rest = options_.handshake_give_up_after - options_.handshake_report_after;
-  conn->timer.Start(ToMs(std::max(rest, absl::ZeroDuration())), 0, [this, conn] {
+  conn->timer.Start(rest, [this, conn] {
     last_error_ = absl::UnavailableError(absl::StrCat(
         "master CLI accepted the connection but did not answer within ",
         absl::FormatDuration(options_.handshake_give_up_after),
@@ -376,7 +379,7 @@ void MasterClient::OnHandshakeSlow(Connection* conn) {
 }
 
 void MasterClient::SendBatch(Connection* conn, std::unique_ptr<Batch> batch) {
-  batch->segments = Segments(batch->commands, options_.whole_lines);
+  batch->segments = Segments(batch->commands, options_.dialect);
   batch->next_segment = 0;
   conn->state = Connection::State::kBusy;
   conn->next_result = 0;
@@ -394,7 +397,7 @@ void MasterClient::SendSegment(Connection* conn) {
     const Segment& segment = batch.segments[batch.next_segment];
     if (segment.whole) {
       if (!bytes.empty()) break;  // after the pipelined commands before it are answered
-      bytes = SegmentBytes(batch.commands, segment, options_.worker_socket);
+      bytes = SegmentBytes(batch.commands, segment, options_.dialect);
       conn->framer.Expect(0);
       ++stats_.lines;
       ++stats_.whole_lines;
@@ -402,7 +405,7 @@ void MasterClient::SendSegment(Connection* conn) {
       batch.sent = segment.end;
       break;
     }
-    absl::StrAppend(&bytes, SegmentBytes(batch.commands, segment, options_.worker_socket));
+    absl::StrAppend(&bytes, SegmentBytes(batch.commands, segment, options_.dialect));
     for (size_t i = segment.begin; i < segment.end; ++i) {
       conn->framer.Expect(batch.commands[i].payload_lines());
       ++stats_.lines;
@@ -420,101 +423,13 @@ void MasterClient::SendSegment(Connection* conn) {
   }
 }
 
-namespace {
-
-absl::Status MasterErrorStatus(parse::ReplyCode code, std::string message) {
-  switch (code) {
-    case parse::ReplyCode::kTargetNotFound:
-      return absl::NotFoundError(std::move(message));
-    case parse::ReplyCode::kPermissionDenied:
-      return absl::PermissionDeniedError(std::move(message));
-    default:
-      return absl::UnavailableError(std::move(message));
-  }
-}
-
-}  // namespace
-
 bool MasterClient::RecordReply(Connection* conn, std::string text) {
   Batch& batch = *conn->batch;
-  size_t index = conn->next_result;
-  const Segment* segment = nullptr;
-  for (const Segment& s : batch.segments) {
-    if (index >= s.begin && index < s.end) segment = &s;
-  }
-  if (segment != nullptr && segment->whole) {
-    conn->last_relay_pid = segment->pid;
-    conn->last_reply_bare = text.empty();
-    return RecordLineReplies(conn, segment->end, segment->pid, std::move(text));
-  }
-  ++conn->next_result;
-  const Command& command = batch.commands[index];
-  absl::string_view rest;
-  if (options_.worker_socket || !SplitWorkerPrefix(command.line, &conn->last_relay_pid, &rest)) {
-    conn->last_relay_pid = 0;
-  }
+  // A whole line goes to the worker of its first command, like a command of its own.
+  conn->last_relay_pid = worker_socket() ? 0 : batch.commands[conn->next_result].pid;
   conn->last_reply_bare = text.empty();
-  absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text);
-  if (!master_error.has_value()) {
-    batch.results[index] = std::move(text);
-    return false;
-  }
-  batch.results[index] =
-      MasterErrorStatus(*master_error, absl::StrCat("`", command.line, "`: master replied \"",
-                                                    absl::StripAsciiWhitespace(text), "\""));
-  if (conn->next_result == batch.commands.size()) return false;
-  for (size_t i = conn->next_result; i < batch.commands.size(); ++i) {
-    batch.results[i] = absl::UnavailableError(
-        absl::StrCat("`", batch.commands[i].line,
-                     "`: no reply: the master discards the commands sent after a failed one (`",
-                     command.line, "`); it may not have run"));
-  }
-  conn->next_result = batch.commands.size();
-  return true;
-}
-
-bool MasterClient::RecordLineReplies(Connection* conn, size_t end, int pid, std::string text) {
-  Batch& batch = *conn->batch;
-  size_t begin = conn->next_result;
-  conn->next_result = end;
-  // A master error answers for the whole line: its worker is gone or unreachable.
-  if (absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text)) {
-    for (size_t i = begin; i < end; ++i) {
-      batch.results[i] = MasterErrorStatus(
-          *master_error,
-          absl::StrCat("`", batch.commands[i].line, "` (in one `@@!", pid,
-                       "` line): master replied \"", absl::StripAsciiWhitespace(text), "\""));
-    }
-    // As after any master error: nothing more goes on this connection.
-    for (size_t i = end; i < batch.commands.size(); ++i) {
-      batch.results[i] = absl::UnavailableError(absl::StrCat(
-          "`", batch.commands[i].line, "`: not sent: an earlier line of the batch failed"));
-    }
-    conn->next_result = batch.commands.size();
-    return conn->next_result > end;
-  }
-  absl::StatusOr<std::vector<std::string>> replies = SplitLineReplies(text, end - begin);
-  if (!replies.ok()) {
-    for (size_t i = begin; i < batch.commands.size(); ++i) {
-      batch.results[i] = absl::UnavailableError(absl::StrCat(
-          "`", batch.commands[i].line, "`: no usable reply: ", replies.status().message(),
-          "; it may or may not have run"));
-    }
-    conn->next_result = batch.commands.size();
-    return true;
-  }
-  for (size_t i = begin; i < end; ++i) {
-    size_t k = i - begin;
-    if (k < replies->size()) {
-      batch.results[i] = std::move((*replies)[k]);
-    } else {
-      batch.results[i] = absl::UnavailableError(absl::StrCat(
-          "`", batch.commands[i].line,
-          "`: no reply: the worker's CLI session ended before this command (did the worker exit?); "
-          "it may or may not have run"));
-    }
-  }
-  return false;
+  return AttributeReply(batch.commands, batch.segments, std::move(text), &conn->next_result,
+                        &batch.results);
 }
 
 void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
@@ -523,7 +438,7 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
   std::unique_ptr<Batch> finished;
   bool poisoned = false;
   for (FramedReply& reply : replies) {
-    if (conn->state == Connection::State::kHandshake && options_.worker_socket) {
+    if (conn->state == Connection::State::kHandshake && worker_socket()) {
       // A worker's own socket: which worker is it? (After a reload the path belongs to the new
       // worker, and a stale path may lead elsewhere entirely.)
       conn->state = Connection::State::kConfirming;
@@ -553,14 +468,14 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
         conn->state == Connection::State::kConfirming) {
       conn->timer.Stop();
       conn->state = Connection::State::kIdle;
-      conn->ready_at_ms = NowMs();
+      conn->ready_at = LoopNow();
       last_error_ = absl::OkStatus();
       retry_delay_ = options_.fast_retry_interval;
       bool was_reachable = reachable_;
       reachable_ = true;
-      base::LogDebug(options_.worker_socket ? "worker socket" : "master CLI",
-                     ": connection ready (", connections_.size(), " open)",
-                     options_.worker_socket ? absl::StrCat(", worker ", worker_pid_) : "");
+      base::LogDebug(worker_socket() ? "worker socket" : "master CLI", ": connection ready (",
+                     connections_.size(), " open)",
+                     worker_socket() ? absl::StrCat(", worker ", worker_pid_) : "");
       ArmIdleTimer(conn);  // an extra connection (a late answer to a slow handshake) closes idle
       if (!was_reachable) on_reachable_.Notify();
       continue;
@@ -569,10 +484,9 @@ void MasterClient::OnData(Connection* conn, absl::string_view bytes) {
     poisoned = RecordReply(conn, std::move(reply.text));
     if (conn->batch->abandoned && !poisoned && conn->next_result >= conn->batch->sent) {
       // Every reply of what was sent has come: the connection serves again.
-      base::LogInfo(
-          "master CLI: the held connection got its late replies after ",
-          absl::FormatDuration(absl::Milliseconds(NowMs() - conn->batch->abandoned_at_ms)),
-          "; it serves again");
+      base::LogInfo("master CLI: the held connection got its late replies after ",
+                    absl::FormatDuration(LoopNow() - conn->batch->abandoned_at_loop),
+                    "; it serves again");
       finished = std::move(conn->batch);
       finished->connection = nullptr;
       conn->state = Connection::State::kIdle;
@@ -621,13 +535,10 @@ void MasterClient::OnEnd(Connection* conn, absl::Status status) {
   // A command relayed to a worker and unanswered, or answered by a bare prompt, when the master
   // closed: 2.6's way of failing to reach a worker that is exiting (and of keeping the slot).
   int relay_pid = 0;
-  if (was_established && !options_.worker_socket) {
-    absl::string_view rest;
+  if (was_established && !worker_socket()) {
     if (conn->batch && conn->next_result < conn->batch->sent &&
         !conn->batch->commands[conn->next_result].closes_connection) {
-      if (!SplitWorkerPrefix(conn->batch->commands[conn->next_result].line, &relay_pid, &rest)) {
-        relay_pid = 0;
-      }
+      relay_pid = conn->batch->commands[conn->next_result].pid;
     } else if (conn->last_reply_bare) {
       relay_pid = conn->last_relay_pid;
     }
@@ -664,8 +575,9 @@ std::unique_ptr<MasterClient::Batch> MasterClient::TakeBatch(Connection* conn,
   std::unique_ptr<Batch> batch = std::move(conn->batch);
   if (!batch) return nullptr;
   for (size_t i = conn->next_result; i < batch->commands.size(); ++i) {
-    batch->results[i] = absl::Status(
-        missing.code(), absl::StrCat("`", batch->commands[i].line, "`: ", missing.message()));
+    batch->results[i] =
+        absl::Status(missing.code(),
+                     absl::StrCat("`", MasterLine(batch->commands[i]), "`: ", missing.message()));
   }
   conn->next_result = batch->commands.size();
   batch->connection = nullptr;
@@ -697,8 +609,9 @@ void MasterClient::OnBatchTimeout(Batch* batch) {
     // Closing the connection would not give the master's slot back while a relayed command is
     // unanswered (haproxy#3351): keep it, fail the batch now, and read (and drop) the late
     // replies of what was sent; the connection serves again once they are in.
-    std::string pending =
-        conn->next_result < batch->commands.size() ? batch->commands[conn->next_result].line : "";
+    std::string pending = conn->next_result < batch->commands.size()
+                              ? MasterLine(batch->commands[conn->next_result])
+                              : "";
     base::LogWarn("master CLI: no reply to `", pending,
                   "` before the batch deadline; the connection is kept until the reply comes "
                   "(closing it would not free the master's slot)");
@@ -706,13 +619,13 @@ void MasterClient::OnBatchTimeout(Batch* batch) {
     std::vector<CommandResult> results = batch->results;
     for (size_t i = conn->next_result; i < batch->commands.size(); ++i) {
       results[i] = absl::DeadlineExceededError(absl::StrCat(
-          "`", batch->commands[i].line, "`: ",
+          "`", MasterLine(batch->commands[i]), "`: ",
           i < batch->sent ? "no reply before the batch deadline (a stuck worker?); it may still run"
                           : "not sent: an earlier command of the batch got no reply before the "
                             "batch deadline"));
     }
     batch->abandoned = true;
-    batch->abandoned_at_ms = NowMs();
+    batch->abandoned_at_loop = LoopNow();
     batch->abandoned_at = absl::Now();
     BatchCallback done = std::move(batch->done);
     batch->done = nullptr;
@@ -730,7 +643,7 @@ void MasterClient::OnBatchTimeout(Batch* batch) {
   owned->results.assign(owned->commands.size(), why);
   for (size_t i = 0; i < owned->commands.size(); ++i) {
     owned->results[i] = absl::DeadlineExceededError(
-        absl::StrCat("`", owned->commands[i].line, "`: ", why.message()));
+        absl::StrCat("`", MasterLine(owned->commands[i]), "`: ", why.message()));
   }
   FinishBatch(std::move(owned));
 }
@@ -739,7 +652,7 @@ void MasterClient::ArmIdleTimer(Connection* conn) {
   int established = static_cast<int>(std::count_if(connections_.begin(), connections_.end(),
                                                    [](const auto& c) { return c->established(); }));
   if (established <= 1) return;
-  conn->timer.Start(ToMs(options_.extra_connection_idle), 0, [this, conn] {
+  conn->timer.Start(options_.extra_connection_idle, [this, conn] {
     int live = static_cast<int>(std::count_if(connections_.begin(), connections_.end(),
                                               [](const auto& c) { return c->established(); }));
     if (conn->state == Connection::State::kIdle && live > 1) DropConnection(conn, false);
@@ -759,7 +672,7 @@ void MasterClient::DropConnection(Connection* conn, bool closed_by_peer, bool ma
   bool any_established = std::any_of(connections_.begin(), connections_.end(),
                                      [](const auto& c) { return c->established(); });
   // A worker socket's next connection may reach another worker: its pid is unknown until then.
-  if (!any_established && !(master_answered && !options_.worker_socket)) reachable_ = false;
+  if (!any_established && !(master_answered && !worker_socket())) reachable_ = false;
   if (closed_by_peer) {
     ++stats_.connections_lost;
     if (have_listing_) {
@@ -783,15 +696,15 @@ void MasterClient::DropConnection(Connection* conn, bool closed_by_peer, bool ma
                      "it goes again once the master has listed its workers"));
       }
     }
-    uint64_t now = NowMs();
-    lost_at_ms_ = now;
+    absl::Duration now = LoopNow();
+    lost_at_ = now;
     // Every close by the master backs off, more while the master closes connections soon after
     // their handshake: one that closes each connection once hawk sends on it must not be
     // reconnected to (and resent to) at once. Closes within the same millisecond (a reload
     // closing both connections) count once.
-    if (now - conn->ready_at_ms >= ToMs(options_.stable_after)) close_streak_ = 0;
-    if (close_streak_ == 0 || now != last_peer_close_ms_) ++close_streak_;
-    last_peer_close_ms_ = now;
+    if (now - conn->ready_at >= options_.stable_after) close_streak_ = 0;
+    if (close_streak_ == 0 || now != last_peer_close_) ++close_streak_;
+    last_peer_close_ = now;
     absl::Duration backoff = options_.fast_retry_interval;
     for (int i = 1; i < close_streak_ && backoff < options_.max_close_backoff; ++i) backoff *= 2;
     retry_delay_ = std::min(backoff, options_.max_close_backoff);
@@ -818,12 +731,11 @@ void MasterClient::Reconnect() {
 
 void MasterClient::ScheduleReconnect() {
   if (reconnect_timer_.active()) return;
-  uint64_t now = NowMs();
   absl::Duration delay = retry_delay_;
-  if (now - lost_at_ms_ > ToMs(options_.fast_retry_window)) {
+  if (LoopNow() - lost_at_ > options_.fast_retry_window) {
     retry_delay_ = std::min(retry_delay_ * 2, options_.max_retry_interval);
   }
-  reconnect_timer_.Start(ToMs(delay), 0, [this] {
+  reconnect_timer_.Start(delay, [this] {
     reconnect_timer_.Stop();
     Dispatch();
   });

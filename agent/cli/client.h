@@ -18,9 +18,9 @@
 // 2.8+ discard the commands it had buffered behind it and 2.6 close the connection; either way
 // the commands sent after it get an error result (they may or may not have run) and the
 // connection is closed, so that nothing it still sends can be taken for a later reply. A whole
-// line's reply (whole_lines) is one prompt-framed block that splits into its commands' replies
-// (line_replies.h); a block that ends early leaves the rest unanswered (they may or may not have
-// run), one that holds more than its commands poisons the connection.
+// line's reply (kMasterWholeLines) is one prompt-framed block that splits into its commands'
+// replies (line_replies.h); a block that ends early leaves the rest unanswered (they may or may not
+// have run), one that holds more than its commands poisons the connection.
 //
 // The master's slots (haproxy#3351, and HAProxy 2.6 relaying to a worker that is exiting): a slot
 // is only given back when the master ends the session, and a session whose relayed command has
@@ -59,13 +59,16 @@
 #include "agent/base/callback_list.h"
 #include "agent/cli/command.h"
 #include "agent/cli/framer.h"
+#include "agent/cli/reply_attribution.h"
+#include "agent/cli/wire.h"
 #include "agent/uv/stream.h"
 #include "agent/uv/timer.h"
 
 namespace hawk::cli {
 
-// One result per command, in order: the reply text (which may be a worker-level error such as
-// `Proxy is disabled.`: the caller classifies it), or a Status:
+// One result per command (CommandResult, reply_attribution.h), in order: the reply text (which
+// may be a worker-level error such as `Proxy is disabled.`: the caller classifies it), or a
+// Status:
 //   NotFound           the master has no such worker (`Can't find the target PID…`)
 //   Unavailable        the master could not reach the worker, or the connection closed before
 //                      the reply (a reload): the command may or may not have run
@@ -74,7 +77,6 @@ namespace hawk::cli {
 //   Unavailable        also: not sent, the worker's relay window is closed (SetRelayWindow)
 //   DeadlineExceeded   the batch timed out (its connection is kept until the replies come)
 //   InvalidArgument    the batch was rejected before anything was sent
-using CommandResult = absl::StatusOr<std::string>;
 using BatchCallback = std::function<void(std::vector<CommandResult>)>;
 
 enum class BatchPriority {
@@ -117,17 +119,18 @@ struct MasterClientOptions {
   absl::Duration handshake_report_after = absl::Seconds(2);
   absl::Duration handshake_give_up_after = absl::Seconds(30);
   size_t max_queued_batches = 4096;
-  // 3.2+: runs of a batch's plain commands for one worker go as whole lines, `@@!<pid> c1; c2;
-  // …` (one worker CLI session per line instead of one per command), each at most kMaxLineBytes
-  // and alone in flight on its connection (HAProxy may swallow what follows a whole line sent
-  // before its replies came back). Payload commands and master commands go one by one as before.
-  // SetWholeLines changes it at run time (the registry learns the master's version).
-  bool whole_lines = false;
-  // `address` is a worker's own `stats socket` (level admin), not the master: its prompt is
-  // `> `, commands go without their `@!<pid>` prefix, and every connection first asks `show info`
-  // which worker it reached (worker_pid()). A connection stays with the process that accepted it,
-  // so one answer per connection tells which worker every later command on it reaches.
-  bool worker_socket = false;
+  // How batches go out (wire.h). kMasterWholeLines (3.2+): runs of a batch's plain commands for
+  // one worker go as `@@!<pid> c1; c2; …` lines (one worker CLI session per line instead of one
+  // per command), each at most kMaxLineBytes and alone in flight on its connection (HAProxy may
+  // swallow what follows a whole line sent before its replies came back); payload commands and
+  // master commands go one by one. SetDialect switches between the master's two dialects at run
+  // time (the app learns the master's version).
+  // kWorkerSocket: `address` is a worker's own `stats socket` (level admin), not the master: its
+  // prompt is `> `, commands go without their `@!<pid>` prefix, and every connection first asks
+  // `show info` which worker it reached (worker_pid()). A connection stays with the process that
+  // accepted it, so one answer per connection tells which worker every later command on it
+  // reaches.
+  Dialect dialect = Dialect::kMaster;
 };
 
 struct MasterClientStats {
@@ -154,7 +157,7 @@ struct MasterClientStats {
 // past its batch's deadline (closing it would not give the master's slot back).
 struct HeldConnection {
   int pid = 0;          // the worker the unanswered command went to (0: the master itself)
-  std::string command;  // that command's line, as sent
+  std::string command;  // that command's line, as the master reads it (MasterLine)
   absl::Time since;     // when its batch's deadline passed
 };
 
@@ -223,15 +226,16 @@ class MasterClient {
   int ConnectionBudget() const;
   int max_connections() const { return options_.max_connections; }
 
-  // worker_socket: the pid the open connection reaches (0 before one was confirmed). Batches for
+  // kWorkerSocket: the pid the open connection reaches (0 before one was confirmed). Batches for
   // any other worker must not be sent here.
   int worker_pid() const { return reachable_ ? worker_pid_ : 0; }
   // Closes every connection and connects again (the socket may lead to another worker now).
   void Reconnect();
 
-  // See MasterClientOptions::whole_lines. Applies to batches sent from now on.
-  void SetWholeLines(bool enabled) { options_.whole_lines = enabled; }
-  bool whole_lines() const { return options_.whole_lines; }
+  // See MasterClientOptions::dialect. Applies to batches sent from now on; a client keeps
+  // talking to what it connects to (the master, or a worker's socket).
+  void SetDialect(Dialect dialect);
+  Dialect dialect() const { return options_.dialect; }
 
   // True while a connection is established (the master answered its handshake).
   bool reachable() const { return reachable_; }
@@ -256,8 +260,6 @@ class MasterClient {
   // After a master error with commands still behind it, or a whole-line reply that does not
   // match its commands, fails those and returns true: the connection must be closed.
   bool RecordReply(Connection* conn, std::string text);
-  // The replies of commands [next_result, end), sent as one `@@!<pid>` line.
-  bool RecordLineReplies(Connection* conn, size_t end, int pid, std::string text);
   // Detaches the connection's batch; results not yet filled get `missing`. The caller finishes
   // it (runs the user callback) after its own bookkeeping, so callbacks see a consistent client.
   std::unique_ptr<Batch> TakeBatch(Connection* conn, const absl::Status& missing);
@@ -274,7 +276,9 @@ class MasterClient {
   void OnBatchTimeout(Batch* batch);
   void ArmIdleTimer(Connection* conn);
   void FinishBatch(std::unique_ptr<Batch> batch);
-  uint64_t NowMs() const;
+  bool worker_socket() const;  // dialect kWorkerSocket
+  // The loop's time (libuv's, whole milliseconds from an arbitrary origin).
+  absl::Duration LoopNow() const;
 
   uv_loop_t* loop_;
   MasterClientOptions options_;
@@ -284,7 +288,7 @@ class MasterClient {
   std::vector<std::unique_ptr<Connection>> connections_;
   std::deque<std::unique_ptr<Batch>> queue_;
   uv::Timer reconnect_timer_;
-  uint64_t lost_at_ms_ = 0;  // when the master was last lost (for the retry pacing)
+  absl::Duration lost_at_;  // loop time the master was last lost (for the retry pacing)
   absl::Duration retry_delay_;
   base::CallbackList<> on_lost_;
   base::CallbackList<> on_reachable_;
@@ -295,13 +299,13 @@ class MasterClient {
   bool listing_stale_ = false;
   absl::flat_hash_set<int> listed_;
   struct RelayWindow {
-    uint64_t until_ms = 0;  // loop time; commands must reach the worker before it
+    absl::Duration until;  // loop time; commands must reach the worker before it
     std::string why;
   };
   absl::flat_hash_map<int, RelayWindow> relay_windows_;  // pids without one: no limit
   int slots_lost_ = 0;
-  int close_streak_ = 0;             // closes by the master in a row (see stable_after)
-  uint64_t last_peer_close_ms_ = 0;  // loop time of the last close by the master
+  int close_streak_ = 0;            // closes by the master in a row (see stable_after)
+  absl::Duration last_peer_close_;  // loop time of the last close by the master
   MasterClientStats stats_;
   uint64_t next_batch_id_ = 1;
   int worker_pid_ = 0;

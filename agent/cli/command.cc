@@ -4,6 +4,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "agent/cli/wire.h"
 
 namespace hawk::cli {
 namespace {
@@ -45,24 +46,17 @@ bool OpensPayload(absl::string_view line) {
 
 }  // namespace
 
-Command ForWorker(int pid, absl::string_view command) {
-  return Command{absl::StrCat("@!", pid, " ", command), {}, false};
-}
-
-Command ForWorkerWithPayload(int pid, absl::string_view command, std::string payload) {
-  return Command{absl::StrCat("@!", pid, " ", command), std::move(payload), false};
-}
-
 size_t Command::payload_lines() const {
   return static_cast<size_t>(std::count(payload.begin(), payload.end(), '\n'));
 }
 
 absl::Status ValidateCommand(const Command& command) {
-  const std::string& line = command.line;
+  const std::string& line = command.text;
   if (line.empty()) return absl::InvalidArgumentError("empty command");
   if (absl::Status s = CheckNoLineBreaks(line, "command"); !s.ok()) return s;
-  if (line.size() > kMaxLineBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("command is ", line.size(),
+  const size_t line_bytes = MasterLineBytes(command);
+  if (line_bytes > kMaxLineBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("command is ", line_bytes,
                                                    " bytes; the master CLI accepts at most ",
                                                    kMaxLineBytes, " per line"));
   }
@@ -97,19 +91,13 @@ absl::Status ValidateCommand(const Command& command) {
                                                      " byte, which would end the command early"));
     }
   }
-  size_t total = line.size() + 4 + payload.size() + 1;  // " <<\n", the lines, the empty line
+  size_t total = line_bytes + 4 + payload.size() + 1;  // " <<\n", the lines, the empty line
   if (total > kMaxCommandWithPayloadBytes) {
     return absl::InvalidArgumentError(
         absl::StrCat("command with payload is ", total, " bytes; keep it within ",
                      kMaxCommandWithPayloadBytes, " (split it inside one transaction)"));
   }
   return absl::OkStatus();
-}
-
-std::string Serialize(const Command& command) {
-  if (command.payload.empty()) return absl::StrCat(command.line, "\n");
-  // 2.6 starts a payload only when the line ends exactly with "<<".
-  return absl::StrCat(command.line, " <<\n", command.payload, "\n");
 }
 
 absl::StatusOr<std::string> EscapeWord(absl::string_view word) {

@@ -56,8 +56,7 @@ void DrainHub::Handle(const http::Request& request, http::Responder responder) {
     open_.clear();
   }
   if (first || PollInterval() != before) {
-    uint64_t ms = static_cast<uint64_t>(absl::ToInt64Milliseconds(PollInterval()));
-    tick_.Start(ms, ms, [this] { Tick(); });
+    tick_.StartRepeating(PollInterval(), PollInterval(), [this] { Tick(); });
   }
   if (!polling_) Poll();  // the baseline now, not a poll interval later
 }
@@ -75,7 +74,7 @@ void DrainHub::Poll() {
     // that is exiting (registry/relay_policy.h); such a worker has closed its listeners anyway.
     if (!worker.not_relayed.empty() || !client_->RelayAllowed(worker.pid)) continue;
     pids.push_back(worker.pid);
-    commands.push_back(cli::ForWorker(worker.pid, kShowFrontends));
+    commands.push_back(cli::Command::ForWorker(worker.pid, std::string(kShowFrontends)));
   }
   absl::Time asked = clock_();
   ++polls_;
@@ -137,10 +136,8 @@ void DrainHub::ArmSoon() {
   }
   absl::Duration wait = earliest - now;
   if (wait <= absl::ZeroDuration() || wait >= PollInterval()) return;  // the next tick does
-  // Rounded up: a poll asked a moment early shows quiet only up to then.
-  uint64_t ms =
-      static_cast<uint64_t>(absl::ToInt64Milliseconds(absl::Ceil(wait, absl::Milliseconds(1))));
-  soon_.Start(ms, 0, [this] { Tick(); });
+  // Rounded up (uv::Timer does): a poll asked a moment early shows quiet only up to then.
+  soon_.Start(wait, [this] { Tick(); });
 }
 
 void DrainHub::Settle(bool unavailable, absl::string_view why) {

@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "agent/base/status_macros.h"
+#include "agent/cli/wire.h"
 
 namespace hawk::plan {
 namespace {
@@ -72,8 +73,9 @@ class PayloadBatcher {
  public:
   PayloadBatcher(int pid, std::string command, std::vector<cli::Command>* out)
       : pid_(pid), command_(std::move(command)), out_(out) {
-    // The line as sent ("@!<pid> " + command), then " <<\n" and the final empty line.
-    fixed_ = cli::ForWorker(pid_, command_).line.size() + 4 + 1;
+    // The line as the master reads it (`@!<pid> ` included), then " <<\n" and the final empty
+    // line.
+    fixed_ = cli::MasterLineBytes(cli::Command::ForWorker(pid_, command_)) + 4 + 1;
   }
 
   // Whether the line "key value" fits in a payload command at all.
@@ -92,7 +94,7 @@ class PayloadBatcher {
 
   void Flush() {
     if (lines_.empty()) return;
-    out_->push_back(cli::ForWorkerWithPayload(pid_, command_, std::move(lines_)));
+    out_->push_back(cli::Command::ForWorkerWithPayload(pid_, command_, std::move(lines_)));
     lines_.clear();
     bytes_ = fixed_;
   }
@@ -124,11 +126,11 @@ absl::StatusOr<cli::Command> AddMapWordsCommand(int pid, absl::string_view map,
   if (!escaped_key.ok()) return error(escaped_key.status().message());
   absl::StatusOr<std::string> escaped_value = cli::EscapeWord(value);
   if (!escaped_value.ok()) return error(escaped_value.status().message());
-  cli::Command command =
-      cli::ForWorker(pid, absl::StrCat("add map ", target, " ", *escaped_key, " ", *escaped_value));
-  if (command.line.size() > cli::kMaxLineBytes) {
-    return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
-                              cli::kMaxLineBytes, " a CLI line may hold"));
+  cli::Command command = cli::Command::ForWorker(
+      pid, absl::StrCat("add map ", target, " ", *escaped_key, " ", *escaped_value));
+  if (cli::MasterLineBytes(command) > cli::kMaxLineBytes) {
+    return error(absl::StrCat("the escaped command is ", cli::MasterLineBytes(command),
+                              " bytes, over the ", cli::kMaxLineBytes, " a CLI line may hold"));
   }
   return command;
 }
@@ -161,10 +163,11 @@ absl::StatusOr<cli::Command> AclPatternCommand(int pid, absl::string_view verb,
   if (pattern.empty()) return error("an empty pattern cannot be sent");
   absl::StatusOr<std::string> escaped = cli::EscapeWord(pattern);
   if (!escaped.ok()) return error(escaped.status().message());
-  cli::Command command = cli::ForWorker(pid, absl::StrCat(verb, " acl ", target, " ", *escaped));
-  if (command.line.size() > cli::kMaxLineBytes) {
-    return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
-                              cli::kMaxLineBytes, " a CLI line may hold"));
+  cli::Command command =
+      cli::Command::ForWorker(pid, absl::StrCat(verb, " acl ", target, " ", *escaped));
+  if (cli::MasterLineBytes(command) > cli::kMaxLineBytes) {
+    return error(absl::StrCat("the escaped command is ", cli::MasterLineBytes(command),
+                              " bytes, over the ", cli::kMaxLineBytes, " a CLI line may hold"));
   }
   return command;
 }
@@ -198,10 +201,10 @@ absl::StatusOr<cli::Command> MapWordCommand(int pid, absl::string_view verb, abs
     if (!escaped_value.ok()) return error(escaped_value.status().message());
     absl::StrAppend(&text, " ", *escaped_value);
   }
-  cli::Command command = cli::ForWorker(pid, text);
-  if (command.line.size() > cli::kMaxLineBytes) {
-    return error(absl::StrCat("the escaped command is ", command.line.size(), " bytes, over the ",
-                              cli::kMaxLineBytes, " a CLI line may hold"));
+  cli::Command command = cli::Command::ForWorker(pid, text);
+  if (cli::MasterLineBytes(command) > cli::kMaxLineBytes) {
+    return error(absl::StrCat("the escaped command is ", cli::MasterLineBytes(command),
+                              " bytes, over the ", cli::kMaxLineBytes, " a CLI line may hold"));
   }
   return command;
 }
@@ -228,7 +231,7 @@ std::vector<cli::Command> ServerCommands(int pid, const Action& action) {
   if (!IsServerAction(action.kind)) return {};
   absl::StatusOr<std::string> text = ServerCommandText(action);
   if (!text.ok()) return {};
-  cli::Command command = cli::ForWorker(pid, *text);
+  cli::Command command = cli::Command::ForWorker(pid, *text);
   if (!cli::ValidateCommand(command).ok()) return {};
   return {std::move(command)};
 }
@@ -238,8 +241,8 @@ absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
   ASSIGN_OR_RETURN(std::string target, cli::EscapeWord(map));
   if (IsPayloadSafeKey(key) && IsPayloadSafeValue(value) && value.empty()) {
     // The only form that carries an empty value: the payload line "key ".
-    cli::Command command =
-        cli::ForWorkerWithPayload(pid, absl::StrCat("add map ", target), absl::StrCat(key, " \n"));
+    cli::Command command = cli::Command::ForWorkerWithPayload(pid, absl::StrCat("add map ", target),
+                                                              absl::StrCat(key, " \n"));
     RETURN_IF_ERROR(cli::ValidateCommand(command));
     return command;
   }
@@ -271,7 +274,7 @@ cli::Command PrepareCommand(int pid, const Action& action) {
   absl::StatusOr<absl::string_view> kind = PatternKind(action);
   absl::StatusOr<std::string> name = cli::EscapeWord(action.map_or_acl);
   if (!kind.ok() || !name.ok() || name->empty()) return cli::Command{};
-  cli::Command command = cli::ForWorker(pid, absl::StrCat("prepare ", *kind, " ", *name));
+  cli::Command command = cli::Command::ForWorker(pid, absl::StrCat("prepare ", *kind, " ", *name));
   if (!cli::ValidateCommand(command).ok()) return cli::Command{};
   return command;
 }
@@ -299,7 +302,7 @@ absl::StatusOr<std::vector<cli::Command>> TransactionCommands(int pid, const Act
   } else {
     RETURN_IF_ERROR(AddAclPatterns(pid, action, target, &commands));
   }
-  commands.push_back(cli::ForWorker(pid, absl::StrCat("commit ", kind, " ", target)));
+  commands.push_back(cli::Command::ForWorker(pid, absl::StrCat("commit ", kind, " ", target)));
   for (const cli::Command& command : commands) {
     if (absl::Status valid = cli::ValidateCommand(command); !valid.ok()) {
       // Not reached: every rule ValidateCommand checks is applied above.

@@ -181,19 +181,10 @@ absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& se
     const absl::Status& status = results[i].status();
     if (absl::IsNotFound(status) || absl::IsUnavailable(status) ||
         absl::IsDeadlineExceeded(status)) {
-      return absl::StrCat("apply `", WithoutPrefix(sent[i]), "`: ", status.message());
+      return absl::StrCat("apply `", sent[i].text, "`: ", status.message());
     }
   }
   return absl::nullopt;
-}
-
-std::string WithoutPrefix(const cli::Command& command) {
-  absl::string_view line = command.line;
-  if (absl::StartsWith(line, "@!")) {
-    size_t space = line.find(' ');
-    if (space != absl::string_view::npos) line.remove_prefix(space + 1);
-  }
-  return std::string(line);
 }
 
 absl::StatusOr<plan::ObservedWorker> ObservedFromReplies(
@@ -287,7 +278,7 @@ namespace {
 cli::Command ShowCommand(int pid, absl::string_view command, absl::string_view name) {
   absl::StatusOr<std::string> escaped = cli::EscapeWord(name);
   if (!escaped.ok()) return cli::Command{};
-  return cli::ForWorker(pid, absl::StrCat(command, " ", *escaped));
+  return cli::Command::ForWorker(pid, absl::StrCat(command, " ", *escaped));
 }
 
 }  // namespace
@@ -297,11 +288,11 @@ std::vector<cli::Command> ObservationCommands(const model::DesiredState& desired
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
     commands.push_back(ShowCommand(pid, "show servers state", *name));
   }
-  if (!desired.maps.empty()) commands.push_back(cli::ForWorker(pid, "show map"));
+  if (!desired.maps.empty()) commands.push_back(cli::Command::ForWorker(pid, "show map"));
   for (const auto& [name, table] : model::SortedByName(desired.maps)) {
     commands.push_back(ShowCommand(pid, "show map", *name));
   }
-  if (!desired.acls.empty()) commands.push_back(cli::ForWorker(pid, "show acl"));
+  if (!desired.acls.empty()) commands.push_back(cli::Command::ForWorker(pid, "show acl"));
   for (const auto& [name, table] : model::SortedByName(desired.acls)) {
     commands.push_back(ShowCommand(pid, "show acl", *name));
   }
@@ -309,7 +300,7 @@ std::vector<cli::Command> ObservationCommands(const model::DesiredState& desired
 }
 
 std::vector<cli::Command> TableListingCommands(int pid) {
-  return {cli::ForWorker(pid, "show map"), cli::ForWorker(pid, "show acl")};
+  return {cli::Command::ForWorker(pid, "show map"), cli::Command::ForWorker(pid, "show acl")};
 }
 
 absl::flat_hash_set<std::string> TablesReadFromFiles(

@@ -79,9 +79,6 @@ ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult&
 absl::optional<std::string> TransportFailure(const std::vector<cli::Command>& sent,
                                              const std::vector<CommandResult>& results);
 
-// The command as an operator would type it on the worker: without the `@!<pid> ` prefix.
-std::string WithoutPrefix(const cli::Command& command);
-
 // The replies to the observation of `desired` (ObservationCommands) as an ObservedWorker. A map
 // or ACL is present only when the worker's listing names it, whatever its own reply says (an
 // empty reply reads as an empty table). An error when a reply says nothing about its object (the

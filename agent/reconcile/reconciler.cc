@@ -19,16 +19,14 @@ namespace {
 // A reconcile cut short (a reload closed the connection, the worker was not reachable yet) is
 // retried after 5 ms, then 10, 20, … up to 1 s while it keeps failing: a reload is usually over
 // within milliseconds, and the new worker must be seeded at once.
-constexpr uint64_t kFirstRetryMs = 5;
-constexpr uint64_t kMaxRetryMs = 1000;
+constexpr absl::Duration kFirstRetry = absl::Milliseconds(5);
+constexpr absl::Duration kMaxRetry = absl::Seconds(1);
 // Quiet time after the last full reconcile before its memory is given back (ScheduleTrim).
-constexpr uint64_t kTrimAfterFullRunMs = 1000;
+constexpr absl::Duration kTrimAfterFullRun = absl::Seconds(1);
 // Pushes whose publish time is remembered for the push latency histograms.
 constexpr size_t kRememberedPushes = 4096;
 // Added to a batch's deadline per command it carries.
 constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
-
-uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
 
 }  // namespace
 
@@ -99,8 +97,7 @@ void Reconciler::Start() {
       [this](const model::WorkersReport& report, const registry::WorkerChanges& changes) {
         OnWorkers(report, changes);
       });
-  uint64_t every = ToMs(options_.resync_interval);
-  resync_timer_.Start(every, every, [this] {
+  resync_timer_.StartRepeating(options_.resync_interval, options_.resync_interval, [this] {
     // Drift repair: someone may have changed a worker behind hawk's back.
     for (auto& [pid, worker] : workers_) {
       if (!worker->seed) worker->observe = true;
@@ -424,7 +421,7 @@ void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
   for (const plan::Action& action : run.plan.withheld) {
     for (cli::Command& command : plan::ServerCommands(pid, action)) {
       worker->refusals.push_back(
-          model::Refusal{action.object(), WithoutPrefix(command), worker->freeze_reply});
+          model::Refusal{action.object(), command.text, worker->freeze_reply});
     }
   }
   plan::PlannedCommands batch = plan::FirstBatch(pid, run.plan);
@@ -463,7 +460,7 @@ void Reconciler::OnFirstPhase(int pid, uint64_t epoch, std::vector<cli::CommandR
       absl::StatusOr<std::vector<cli::Command>> transaction =
           plan::TransactionCommands(pid, action, *version);
       if (!transaction.ok()) {
-        RecordRefusal(worker, action, WithoutPrefix(run.sent[i]),
+        RecordRefusal(worker, action, run.sent[i].text,
                       std::string(transaction.status().message()));
         continue;
       }
@@ -535,7 +532,7 @@ ReplyVerdict Reconciler::Record(WorkerState* worker, const plan::Action& action,
       if (reply.unexpected) worker->refused_unexpectedly = true;
       break;
   }
-  worker->refusals.push_back(model::Refusal{action.object(), WithoutPrefix(command), reply.text});
+  worker->refusals.push_back(model::Refusal{action.object(), command.text, reply.text});
   if (reply.stale) worker->stale.Add(*std::move(reply.stale));
   return reply.verdict;
 }
@@ -607,7 +604,7 @@ void Reconciler::ScheduleTrim() {
   // keeps freed heap memory for speed, so without this a hawk that only seeded and observed
   // (no PUT, whose service trims on its own) would hold it for good. Restarted by every full
   // reconcile that ends, so a burst (a reload's seed, then a resync) trims once.
-  trim_timer_.Start(kTrimAfterFullRunMs, 0, [] { ::malloc_trim(0); });
+  trim_timer_.Start(kTrimAfterFullRun, [] { ::malloc_trim(0); });
 }
 
 void Reconciler::Fail(WorkerState* worker, std::string error) {
@@ -628,13 +625,13 @@ void Reconciler::Fail(WorkerState* worker, std::string error) {
     worker->uncertain = true;
     worker->run.reset();
   }
-  uint64_t delay = std::min(kMaxRetryMs, kFirstRetryMs << std::min(worker->failures, 8));
+  absl::Duration delay = std::min(kMaxRetry, kFirstRetry * (1 << std::min(worker->failures, 8)));
   ++worker->failures;
   if (!worker->retry_timer) worker->retry_timer = std::make_unique<uv::Timer>(loop_);
   int pid = worker->pid;
   uint64_t epoch = worker->epoch;
   worker->await_refresh = registry_->refreshes_begun() + 1;
-  worker->retry_timer->Start(delay, 0, [this, pid, epoch] {
+  worker->retry_timer->Start(delay, [this, pid, epoch] {
     WorkerState* w = Find(pid, epoch);
     if (w != nullptr && w->retry && !w->busy) {
       w->retry = false;
@@ -668,7 +665,7 @@ void Reconciler::RefreshSessions(WorkerState* worker) {
       worker_client_->worker_pid() == pid) {
     via = worker_client_;  // not through the master
   }
-  via->Submit({cli::ForWorker(pid, "show sess")}, std::move(done), options_.batch_timeout);
+  via->Submit({cli::Command::ForWorker(pid, "show sess")}, std::move(done), options_.batch_timeout);
 }
 
 void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
@@ -777,7 +774,7 @@ std::vector<WorkerPreview> Reconciler::Preview(const model::ChangeSummary& summa
     for (const plan::Action& action : plan.withheld) {
       for (const cli::Command& command : plan::ServerCommands(pid, action)) {
         preview.refused.push_back(
-            model::Refusal{action.object(), WithoutPrefix(command), w.freeze_reply});
+            model::Refusal{action.object(), command.text, w.freeze_reply});
       }
     }
     plan::PlannedCommands batch = plan::FirstBatch(pid, plan);
@@ -785,7 +782,7 @@ std::vector<WorkerPreview> Reconciler::Preview(const model::ChangeSummary& summa
       preview.refused.push_back(model::Refusal{plan.actions[a].object(), "", reason});
     }
     for (const cli::Command& command : batch.commands) {
-      std::string text = WithoutPrefix(command);
+      std::string text = command.text;
       if (!command.payload.empty()) absl::StrAppend(&text, " <<\n", command.payload);
       preview.commands.push_back(std::move(text));
     }

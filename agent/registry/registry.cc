@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "agent/base/log.h"
+#include "agent/cli/wire.h"
 #include "agent/registry/classify.h"
 #include "agent/registry/relay_policy.h"
 
@@ -333,10 +334,10 @@ void WorkerRegistry::OnShowProc(std::vector<cli::CommandResult> results) {
     size_t slot = gather->pids.size();
     gather->pids.push_back(entry.pid);
     if (entry.pid == direct && !entry.listed_as_old) {
-      via_worker.push_back(cli::ForWorker(entry.pid, "show info"));
+      via_worker.push_back(cli::Command::ForWorker(entry.pid, "show info"));
       worker_slots.push_back(slot);
     } else {
-      via_master.push_back(cli::ForWorker(entry.pid, "show info"));
+      via_master.push_back(cli::Command::ForWorker(entry.pid, "show info"));
       master_slots.push_back(slot);
     }
   }
@@ -385,7 +386,8 @@ void WorkerRegistry::OnShowInfo(parse::ShowProc proc, std::vector<int> pids,
     absl::StatusOr<parse::ShowInfo> info = parse::ParseShowInfo(*results[i]);
     if (info.ok() && info->pid != 0 && info->pid != pids[i]) {
       info = absl::DataLossError(
-          absl::StrCat("@!", pids[i], " show info answered for pid ", info->pid));
+          absl::StrCat(cli::MasterLine(cli::Command::ForWorker(pids[i], "show info")),
+                       " answered for pid ", info->pid));
     }
     infos.emplace(pids[i], std::move(info));
   }

@@ -447,7 +447,7 @@ void Reloader::WriteServerState() {
     ListTables();
     return;
   }
-  client_->Submit({cli::ForWorker(current->pid, "show servers state")},
+  client_->Submit({cli::Command::ForWorker(current->pid, "show servers state")},
                   lifetime_.Guard([this](std::vector<cli::CommandResult> results) {
                     OnServerState(std::move(results));
                   }));
@@ -488,11 +488,12 @@ void Reloader::ListTables() {
   }
   uint64_t id = round_->id;
   int pid = current->pid;
-  client_->Submit({cli::ForWorker(pid, "show map"), cli::ForWorker(pid, "show acl")},
-                  lifetime_.Guard([this, id, pid](std::vector<cli::CommandResult> results) {
-                    if (!round_ || round_->id != id) return;
-                    WriteTableFiles(ParseLoadedTables(pid, results[0], results[1]));
-                  }));
+  client_->Submit(
+      {cli::Command::ForWorker(pid, "show map"), cli::Command::ForWorker(pid, "show acl")},
+      lifetime_.Guard([this, id, pid](std::vector<cli::CommandResult> results) {
+        if (!round_ || round_->id != id) return;
+        WriteTableFiles(ParseLoadedTables(pid, results[0], results[1]));
+      }));
 }
 
 void Reloader::WriteTableFiles(const LoadedTables& loaded) {

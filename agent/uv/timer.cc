@@ -22,18 +22,18 @@ Timer::Timer(uv_loop_t* loop) : handle_(new uv_timer_t) {
 
 Timer::~Timer() { CloseAndFree(handle_); }
 
-void Timer::Start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> callback) {
+void Timer::Arm(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> callback) {
   callback_ = std::move(callback);
   uv_timer_start(handle_, &Timer::OnTimer, timeout_ms, repeat_ms);
 }
 
 void Timer::Start(absl::Duration timeout, std::function<void()> callback) {
-  Start(CeilMs(timeout), 0, std::move(callback));
+  Arm(CeilMs(timeout), 0, std::move(callback));
 }
 
 void Timer::StartRepeating(absl::Duration first, absl::Duration every,
                            std::function<void()> callback) {
-  Start(CeilMs(first), std::max<uint64_t>(CeilMs(every), 1), std::move(callback));
+  Arm(CeilMs(first), std::max<uint64_t>(CeilMs(every), 1), std::move(callback));
 }
 
 void Timer::Stop() {

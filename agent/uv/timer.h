@@ -24,13 +24,12 @@ class Timer {
   void Start(absl::Duration timeout, std::function<void()> callback);
   // (Re)arms the timer to run `callback` `first` from now, then every `every`.
   void StartRepeating(absl::Duration first, absl::Duration every, std::function<void()> callback);
-  // Raw milliseconds, for the callers not yet moved to absl::Duration; `repeat_ms` 0: one-shot.
-  void Start(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> callback);
   void Stop();
   bool active() const;
 
  private:
   static void OnTimer(uv_timer_t* handle);
+  void Arm(uint64_t timeout_ms, uint64_t repeat_ms, std::function<void()> callback);
 
   uv_timer_t* handle_;
   std::function<void()> callback_;

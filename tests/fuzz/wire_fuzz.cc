@@ -47,6 +47,7 @@
 namespace {
 
 using hawk::cli::Command;
+using hawk::cli::Dialect;
 using hawk::model::DesiredState;
 using hawk::plan::Action;
 using hawk::plan::ActionKind;
@@ -118,34 +119,28 @@ std::vector<Command> PlannedCommands(const DesiredState& state) {
 }
 
 // What `command` means to the worker that runs it.
-ReadCommand Meant(const Command& command, bool worker_socket) {
+ReadCommand Meant(const Command& command, Dialect dialect) {
   ReadCommand meant;
-  absl::string_view rest = command.line;
-  int pid = 0;
-  HAWK_FUZZ_CHECK(hawk::cli::SplitWorkerPrefix(command.line, &pid, &rest),
-                  "a planned command without its worker prefix");
-  meant.pid = worker_socket ? 0 : pid;
-  meant.words = hawk::testing::WorkerWords(rest);
+  HAWK_FUZZ_CHECK(command.pid != 0, "a planned command without its worker");
+  meant.pid = dialect == Dialect::kWorkerSocket ? 0 : command.pid;
+  meant.words = hawk::testing::WorkerWords(command.text);
   meant.has_payload = !command.payload.empty();
   meant.payload = command.payload;
   return meant;
 }
 
-void CheckReadBack(const std::vector<Command>& commands, bool whole_lines, bool worker_socket,
-                   CliVersion version) {
-  std::string bytes;
-  for (const hawk::cli::Segment& segment : hawk::cli::Segments(commands, whole_lines)) {
-    bytes += hawk::cli::SegmentBytes(commands, segment, worker_socket);
-  }
-  ReadResult read = worker_socket ? hawk::testing::ReadWorkerSocket(bytes, version)
-                                  : hawk::testing::ReadMasterConnection(bytes, version);
+void CheckReadBack(const std::vector<Command>& commands, Dialect dialect, CliVersion version) {
+  std::string bytes = hawk::cli::BatchBytes(commands, dialect);
+  ReadResult read = dialect == Dialect::kWorkerSocket
+                        ? hawk::testing::ReadWorkerSocket(bytes, version)
+                        : hawk::testing::ReadMasterConnection(bytes, version);
   HAWK_FUZZ_CHECK(read.ok(),
                   "HAProxy would not read the bytes as sent (a payload opened or "
                   "left open, a command without its end)");
   HAWK_FUZZ_CHECK(read.commands.size() == commands.size(),
                   "HAProxy would run another number of commands than planned");
   for (size_t i = 0; i < commands.size(); ++i) {
-    HAWK_FUZZ_CHECK(read.commands[i] == Meant(commands[i], worker_socket),
+    HAWK_FUZZ_CHECK(read.commands[i] == Meant(commands[i], dialect),
                     "HAProxy would run another command than planned");
   }
 }
@@ -154,9 +149,9 @@ void CheckWire(const DesiredState& state) {
   std::vector<Command> commands = PlannedCommands(state);
   if (commands.empty()) return;
   for (CliVersion version : {CliVersion::k2_6, CliVersion::k3_0, CliVersion::k3_4}) {
-    CheckReadBack(commands, /*whole_lines=*/false, /*worker_socket=*/false, version);
-    CheckReadBack(commands, /*whole_lines=*/false, /*worker_socket=*/true, version);
-    if (version == CliVersion::k3_4) CheckReadBack(commands, true, false, version);
+    CheckReadBack(commands, Dialect::kMaster, version);
+    CheckReadBack(commands, Dialect::kWorkerSocket, version);
+    if (version == CliVersion::k3_4) CheckReadBack(commands, Dialect::kMasterWholeLines, version);
   }
 }
 

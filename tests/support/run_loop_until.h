@@ -18,7 +18,7 @@ inline bool RunLoopUntil(uv_loop_t* loop, const std::function<bool()>& done,
                          uint64_t timeout_ms = 5000) {
   uv::Timer guard(loop);
   bool expired = false;
-  guard.Start(timeout_ms, 0, [&] { expired = true; });
+  guard.Start(absl::Milliseconds(timeout_ms), [&] { expired = true; });
   while (!done() && !expired) uv_run(loop, UV_RUN_ONCE);
   guard.Stop();
   return done();

@@ -222,8 +222,8 @@ TEST_F(MasterClientTest, PipelinedBatchGetsRepliesInOrder) {
   StartMaster(Answer);
   Client();
   std::vector<CommandResult> r =
-      RunBatch({ForWorker(1, "get weight be/s"), ForWorker(1, "set weight be/s 3"),
-                Command::Master("show version")});
+      RunBatch({Command::ForWorker(1, "get weight be/s"),
+                Command::ForWorker(1, "set weight be/s 3"), Command::Master("show version")});
   ASSERT_EQ(r.size(), 3u);
   EXPECT_EQ(*r[0], "20 (initial 50)\n\n");
   EXPECT_EQ(*r[1], "\n");
@@ -241,8 +241,8 @@ TEST_F(MasterClientTest, MasterErrorFailsTheRestAndRetiresTheConnection) {
   });
   Client();
   std::vector<CommandResult> r =
-      RunBatch({ForWorker(1, "get weight be/s"), ForWorker(999, "show info"),
-                ForWorker(1, "get weight be/s")});
+      RunBatch({Command::ForWorker(1, "get weight be/s"), Command::ForWorker(999, "show info"),
+                Command::ForWorker(1, "get weight be/s")});
   ASSERT_EQ(r.size(), 3u);
   EXPECT_TRUE(r[0].ok());
   EXPECT_EQ(r[1].status().code(), absl::StatusCode::kNotFound);
@@ -261,7 +261,7 @@ TEST_F(MasterClientTest, MasterErrorThenCloseOn26) {
     return Answer(line);
   });
   Client();
-  std::vector<CommandResult> r = RunBatch({ForWorker(999, "show info")});
+  std::vector<CommandResult> r = RunBatch({Command::ForWorker(999, "show info")});
   ASSERT_EQ(r.size(), 1u);
   EXPECT_FALSE(r[0].ok());
   std::vector<CommandResult> next = RunBatch({Command::Master("show version")});
@@ -275,8 +275,9 @@ TEST_F(MasterClientTest, DeadlineThenRecovery) {
     return Answer(line);
   });
   Client();
-  std::vector<CommandResult> r = RunBatch(
-      {ForWorker(1, "show info"), Command::Master("show version")}, absl::Milliseconds(100));
+  std::vector<CommandResult> r =
+      RunBatch({Command::ForWorker(1, "show info"), Command::Master("show version")},
+               absl::Milliseconds(100));
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(r[1].status().code(), absl::StatusCode::kDeadlineExceeded);
   stuck = false;
@@ -316,7 +317,7 @@ TEST_F(MasterClientTest, NeverMoreThanTwoConnections) {
   Client(options);
   int finished = 0;
   for (int i = 0; i < 20; ++i) {
-    client_->Submit({ForWorker(1, "get weight be/s"), Command::Master("show version")},
+    client_->Submit({Command::ForWorker(1, "get weight be/s"), Command::Master("show version")},
                     [&](std::vector<CommandResult> r) {
                       EXPECT_TRUE(r[0].ok());
                       ++finished;
@@ -395,7 +396,7 @@ TEST_F(MasterClientTest, AHandshakeClosedByTheMasterIsRetriedWithBackoff) {
   Client();
   bool window_over = false;
   uv::Timer window(loop_.get());
-  window.Start(400, 0, [&] { window_over = true; });
+  window.Start(absl::Milliseconds(400), [&] { window_over = true; });
   RunUntil([&] { return window_over; });
   // 5 + 10 + 20 + 40 + 80 + 160 ms: about 7 attempts fit in 400 ms (the loop without backoff
   // made thousands).
@@ -456,17 +457,18 @@ std::string WholeLineAnswer(const std::string& line, size_t exit_after = 1000) {
 
 MasterClientOptions WholeLines() {
   MasterClientOptions options;
-  options.whole_lines = true;
+  options.dialect = Dialect::kMasterWholeLines;
   return options;
 }
 
 TEST_F(MasterClientTest, WholeLineCarriesManyCommandsAndAttributesEachReply) {
   StartMaster([](const std::string& line) { return WholeLineAnswer(line); });
   Client(WholeLines());
-  std::vector<CommandResult> r =
-      RunBatch({ForWorker(7, "set weight be/s 3"), ForWorker(7, "set server be/nope weight 3"),
-                ForWorker(7, "get weight be/s"), Command::Master("show version"),
-                ForWorker(7, "get weight be/s"), ForWorker(7, "set weight be/s 4")});
+  std::vector<CommandResult> r = RunBatch(
+      {Command::ForWorker(7, "set weight be/s 3"),
+       Command::ForWorker(7, "set server be/nope weight 3"),
+       Command::ForWorker(7, "get weight be/s"), Command::Master("show version"),
+       Command::ForWorker(7, "get weight be/s"), Command::ForWorker(7, "set weight be/s 4")});
   ASSERT_EQ(r.size(), 6u);
   EXPECT_EQ(*r[0], "\n");
   EXPECT_EQ(*r[1], "No such server.\n\n");  // exactly that command failed
@@ -488,7 +490,7 @@ TEST_F(MasterClientTest, WholeLinesStayWithinTheLineLimit) {
   StartMaster([](const std::string& line) { return WholeLineAnswer(line); });
   Client(WholeLines());
   std::vector<Command> commands;
-  for (int i = 0; i < 2000; ++i) commands.push_back(ForWorker(7, "set weight be/s 3"));
+  for (int i = 0; i < 2000; ++i) commands.push_back(Command::ForWorker(7, "set weight be/s 3"));
   std::vector<CommandResult> r = RunBatch(commands);
   ASSERT_EQ(r.size(), 2000u);
   for (const CommandResult& result : r) EXPECT_EQ(*result, "\n");
@@ -501,9 +503,9 @@ TEST_F(MasterClientTest, WholeLinesStayWithinTheLineLimit) {
 TEST_F(MasterClientTest, AWorkerThatExitsMidLineLeavesTheRestUnansweredNotMisattributed) {
   StartMaster([](const std::string& line) { return WholeLineAnswer(line, /*exit_after=*/2); });
   Client(WholeLines());
-  std::vector<CommandResult> r =
-      RunBatch({ForWorker(7, "get weight be/s"), ForWorker(7, "set weight be/s 3"),
-                ForWorker(7, "get weight be/s"), ForWorker(7, "set weight be/s 4")});
+  std::vector<CommandResult> r = RunBatch(
+      {Command::ForWorker(7, "get weight be/s"), Command::ForWorker(7, "set weight be/s 3"),
+       Command::ForWorker(7, "get weight be/s"), Command::ForWorker(7, "set weight be/s 4")});
   ASSERT_EQ(r.size(), 4u);
   EXPECT_EQ(*r[0], "20 (initial 50)\n\n");
   EXPECT_EQ(*r[1], "\n");
@@ -519,8 +521,8 @@ TEST_F(MasterClientTest, AWorkerThatExitsMidLineLeavesTheRestUnansweredNotMisatt
 TEST_F(MasterClientTest, AWholeLineToAGoneWorkerFailsEveryCommandOfIt) {
   StartMaster([](const std::string& line) { return WholeLineAnswer(line); });
   Client(WholeLines());
-  std::vector<CommandResult> r =
-      RunBatch({ForWorker(999, "get weight be/s"), ForWorker(999, "set weight be/s 3")});
+  std::vector<CommandResult> r = RunBatch(
+      {Command::ForWorker(999, "get weight be/s"), Command::ForWorker(999, "set weight be/s 3")});
   ASSERT_EQ(r.size(), 2u);
   for (const CommandResult& result : r) {
     EXPECT_EQ(result.status().code(), absl::StatusCode::kNotFound) << result.status();
@@ -533,8 +535,8 @@ TEST_F(MasterClientTest, AWholeLineReplyWithMoreThanItsCommandsPoisonsTheConnect
     return Answer(line);
   });
   Client(WholeLines());
-  std::vector<CommandResult> r =
-      RunBatch({ForWorker(7, "set weight be/s 3"), ForWorker(7, "set weight be/s 4")});
+  std::vector<CommandResult> r = RunBatch(
+      {Command::ForWorker(7, "set weight be/s 3"), Command::ForWorker(7, "set weight be/s 4")});
   ASSERT_EQ(r.size(), 2u);
   for (const CommandResult& result : r) {
     EXPECT_EQ(result.status().code(), absl::StatusCode::kUnavailable);
@@ -553,8 +555,9 @@ TEST_F(MasterClientTest, ADeadlineWithARelayedCommandUnansweredKeepsTheConnectio
   MasterClientOptions options;
   options.max_connections = 1;
   Client(options);
-  std::vector<CommandResult> r = RunBatch(
-      {ForWorker(7, "show info"), Command::Master("show version")}, absl::Milliseconds(100));
+  std::vector<CommandResult> r =
+      RunBatch({Command::ForWorker(7, "show info"), Command::Master("show version")},
+               absl::Milliseconds(100));
   ASSERT_EQ(r.size(), 2u);
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(r[1].status().code(), absl::StatusCode::kDeadlineExceeded);
@@ -573,7 +576,7 @@ TEST_F(MasterClientTest, ADeadlineWithARelayedCommandUnansweredKeepsTheConnectio
   });
   bool waited = false;
   uv::Timer wait(loop_.get());
-  wait.Start(100, 0, [&] { waited = true; });
+  wait.Start(absl::Milliseconds(100), [&] { waited = true; });
   RunUntil([&] { return waited; });
   EXPECT_FALSE(finished);
   master_->ReleaseSilent("Name: HAProxy\nPid: 7\n\nmaster> ");  // the worker answers at last
@@ -597,17 +600,17 @@ TEST_F(MasterClientTest, AfterTheMasterClosesRightAfterARelayThatWorkerGetsNothi
   std::vector<int> closed;
   base::Subscription subscription =
       client_->AddRelayClosedListener([&](int pid) { closed.push_back(pid); });
-  RunBatch({ForWorker(7, "show info")});
+  RunBatch({Command::ForWorker(7, "show info")});
   RunUntil([&] { return !closed.empty(); });
   EXPECT_EQ(closed, std::vector<int>{7});
   EXPECT_FALSE(client_->RelayAllowed(7));
   for (int i = 0; i < 5; ++i) {
-    std::vector<CommandResult> r = RunBatch({ForWorker(7, "show info")});
+    std::vector<CommandResult> r = RunBatch({Command::ForWorker(7, "show info")});
     EXPECT_EQ(r[0].status().code(), absl::StatusCode::kUnavailable) << r[0].status();
     EXPECT_TRUE(absl::StrContains(r[0].status().message(), "not sent")) << r[0].status();
   }
   EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!7 show info"), 1);
-  EXPECT_TRUE(RunBatch({ForWorker(1, "get weight be/s")})[0].ok());
+  EXPECT_TRUE(RunBatch({Command::ForWorker(1, "get weight be/s")})[0].ok());
   EXPECT_EQ(client_->stats().relay_closes, 1u);
   client_->SetRelayWindow(7, absl::InfiniteDuration());  // the registry found it was a reload
   EXPECT_TRUE(client_->RelayAllowed(7));
@@ -621,7 +624,7 @@ TEST_F(MasterClientTest, EveryCloseByTheMasterBacksOffMoreWhileTheyComeInARow) {
   Client();
   bool window_over = false;
   uv::Timer window(loop_.get());
-  window.Start(500, 0, [&] { window_over = true; });
+  window.Start(absl::Milliseconds(500), [&] { window_over = true; });
   // Like the registry: a new batch as soon as the last one failed.
   std::function<void()> again = [&] {
     if (window_over) return;
@@ -645,7 +648,7 @@ TEST_F(MasterClientTest, AConnectionThatServedAWhileIsReconnectedAtOnceAfterAClo
     RunUntil([&] { return client_->reachable(); });
     bool served = false;  // past stable_after
     uv::Timer wait(loop_.get());
-    wait.Start(60, 0, [&] { served = true; });
+    wait.Start(absl::Milliseconds(60), [&] { served = true; });
     RunUntil([&] { return served; });
     int accepted = master_->accepted();
     master_->CloseAll();  // a reload
@@ -681,21 +684,22 @@ TEST_F(MasterClientTest, CommandsGoOnlyToListedWorkersAndWithinTheirRelayWindow)
   StartMaster(Answer);
   Client();
   client_->SetListedWorkers({1, 7});
-  std::vector<CommandResult> r = RunBatch({ForWorker(9, "get weight be/s")});
+  std::vector<CommandResult> r = RunBatch({Command::ForWorker(9, "get weight be/s")});
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kNotFound) << r[0].status();
   EXPECT_TRUE(absl::StrContains(r[0].status().message(), "not listed")) << r[0].status();
 
   // A batch must reach the worker 100 ms (+ 0.5 ms a command) before its window closes.
   client_->SetRelayWindow(7, absl::Milliseconds(250), "its grace period may be over");
-  EXPECT_TRUE(RunBatch({ForWorker(7, "get weight be/s")})[0].ok());
+  EXPECT_TRUE(RunBatch({Command::ForWorker(7, "get weight be/s")})[0].ok());
   bool passed = false;
   uv::Timer wait(loop_.get());
-  wait.Start(200, 0, [&] { passed = true; });
+  wait.Start(absl::Milliseconds(200), [&] { passed = true; });
   RunUntil([&] { return passed; });
-  r = RunBatch({ForWorker(7, "get weight be/s"), ForWorker(1, "get weight be/s")});
+  r = RunBatch(
+      {Command::ForWorker(7, "get weight be/s"), Command::ForWorker(1, "get weight be/s")});
   EXPECT_EQ(r[0].status().code(), absl::StatusCode::kUnavailable) << r[0].status();
   EXPECT_TRUE(absl::StrContains(r[0].status().message(), "grace period may be over"));
-  EXPECT_TRUE(RunBatch({ForWorker(1, "get weight be/s")})[0].ok());
+  EXPECT_TRUE(RunBatch({Command::ForWorker(1, "get weight be/s")})[0].ok());
   EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!9 get weight be/s"), 0);
   EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!7 get weight be/s"), 1);
   EXPECT_GE(client_->stats().batches_held_back, 2u);
@@ -713,10 +717,11 @@ TEST_F(MasterClientTest, AfterTheMasterClosesAConnectionRelaysWaitForTheNextList
   RunUntil([&] { return client_->stats().connections_lost >= 1; });
   bool finished = false;
   std::vector<CommandResult> relayed;
-  client_->Submit({ForWorker(1, "get weight be/s")}, [&](std::vector<CommandResult> results) {
-    relayed = std::move(results);
-    finished = true;
-  });
+  client_->Submit({Command::ForWorker(1, "get weight be/s")},
+                  [&](std::vector<CommandResult> results) {
+                    relayed = std::move(results);
+                    finished = true;
+                  });
   EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());  // on the new connection
   EXPECT_FALSE(finished);
   EXPECT_EQ(std::count(master_->lines().begin(), master_->lines().end(), "@!1 get weight be/s"), 0);
@@ -736,7 +741,7 @@ TEST_F(MasterClientTest, SlotsLostCountAgainstTheConnectionsHawkOpens) {
   EXPECT_EQ(client_->ConnectionBudget(), 1);
   int finished = 0;
   for (int i = 0; i < 20; ++i) {
-    client_->Submit({ForWorker(1, "get weight be/s")},
+    client_->Submit({Command::ForWorker(1, "get weight be/s")},
                     [&](std::vector<CommandResult>) { ++finished; });
   }
   RunUntil([&] { return finished == 20; });

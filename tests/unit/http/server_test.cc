@@ -260,7 +260,7 @@ TEST_F(ServerTest, PipelinedRequestsAreAnsweredInOrderOneAtATime) {
     max_in_flight = std::max(max_in_flight, ++in_flight);
     if (request.path == "/slow") {
       timer = std::make_unique<uv::Timer>(loop_.get());
-      timer->Start(20, 0, [&in_flight, responder]() mutable {
+      timer->Start(absl::Milliseconds(20), [&in_flight, responder]() mutable {
         --in_flight;
         responder.Send(Text("slow"));
       });
@@ -284,7 +284,7 @@ TEST_F(ServerTest, AsyncResponseFromATimer) {
   std::unique_ptr<uv::Timer> timer;
   StartServer([&](const Request&, Responder responder) {
     timer = std::make_unique<uv::Timer>(loop_.get());
-    timer->Start(10, 0, [responder]() mutable {
+    timer->Start(absl::Milliseconds(10), [responder]() mutable {
       EXPECT_TRUE(responder.alive());
       responder.Send(Text("later"));
       EXPECT_FALSE(responder.alive());
@@ -413,7 +413,8 @@ TEST_F(ServerTest, HeaderTimeoutCountsFromTheFirstByteNotFromEachByte) {
   uv::Timer trickle(loop_.get());
   uint64_t start = loop_.NowMs();
   client->Write("GET / HTTP/1.1\r\n");
-  trickle.Start(20, 20, [&] { client->Write("X: y\r\n"); });
+  trickle.StartRepeating(absl::Milliseconds(20), absl::Milliseconds(20),
+                         [&] { client->Write("X: y\r\n"); });
   ASSERT_TRUE(RunUntil([&] { return client->ended(); }));
   trickle.Stop();
   EXPECT_LT(loop_.NowMs() - start, 1000u);
@@ -447,14 +448,15 @@ TEST_F(ServerTest, StreamingChunksThenTheConnectionIsReused) {
     ASSERT_TRUE(responder.StartStream(200, "application/x-ndjson"));
     EXPECT_FALSE(responder.StartStream(200, "x"));  // once only
     timer = std::make_unique<uv::Timer>(loop_.get());
-    timer->Start(1, 5, [&chunks_sent, &timer, responder]() mutable {
-      EXPECT_TRUE(responder.WriteChunk(absl::StrCat(R"({"n":)", ++chunks_sent, "}\n")));
-      if (chunks_sent == 3) {
-        responder.EndStream();
-        EXPECT_FALSE(responder.WriteChunk("late"));
-        timer->Stop();
-      }
-    });
+    timer->StartRepeating(
+        absl::Milliseconds(1), absl::Milliseconds(5), [&chunks_sent, &timer, responder]() mutable {
+          EXPECT_TRUE(responder.WriteChunk(absl::StrCat(R"({"n":)", ++chunks_sent, "}\n")));
+          if (chunks_sent == 3) {
+            responder.EndStream();
+            EXPECT_FALSE(responder.WriteChunk("late"));
+            timer->Stop();
+          }
+        });
   });
   Client* client = Connect();
   client->Write(Get("/watch") + Get("/next"));

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "agent/cli/command.h"
+#include "agent/cli/wire.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/unit/plan/desired_builder.h"
@@ -79,7 +80,7 @@ std::vector<std::string> PayloadLines(const cli::Command& command) {
 std::vector<std::string> Lines(const std::vector<cli::Command>& commands) {
   std::vector<std::string> lines;
   for (const cli::Command& command : commands) {
-    lines.push_back(command.line);
+    lines.push_back(cli::MasterLine(command));
     for (const std::string& line : PayloadLines(command)) {
       lines.push_back(absl::StrCat("  | ", line));
     }
@@ -92,7 +93,7 @@ std::vector<cli::Command> Transaction(const Action& action, int64_t version = 7)
   EXPECT_TRUE(commands.ok()) << commands.status();
   if (!commands.ok()) return {};
   for (const cli::Command& command : *commands) {
-    EXPECT_TRUE(cli::ValidateCommand(command).ok()) << command.line;
+    EXPECT_TRUE(cli::ValidateCommand(command).ok()) << cli::MasterLine(command);
   }
   return *commands;
 }
@@ -120,7 +121,7 @@ TEST(ServerCommandsTest, EveryKind) {
     ASSERT_EQ(commands.size(), 1u);
     EXPECT_TRUE(cli::ValidateCommand(commands[0]).ok());
     EXPECT_THAT(commands[0].payload, IsEmpty());
-    lines.push_back(commands[0].line);
+    lines.push_back(cli::MasterLine(commands[0]));
   }
   EXPECT_THAT(lines, ElementsAre("@!4242 set server be_app/SRV_1 addr 10.0.0.5 port 8080",
                                  "@!4242 set server be_app/SRV_1 addr 2001:db8::5",
@@ -137,8 +138,8 @@ TEST(ServerCommandsTest, HostileNamesAreEscapedOrRefused) {
   action.weight = 3;
   std::vector<cli::Command> commands = ServerCommands(kPid, action);
   ASSERT_EQ(commands.size(), 1u);
-  EXPECT_EQ(commands[0].line, "@!4242 set server b\\ e\\;\\<\\</SRV_1 weight 3");
-  EXPECT_THAT(SplitCliWords(commands[0].line),
+  EXPECT_EQ(cli::MasterLine(commands[0]), "@!4242 set server b\\ e\\;\\<\\</SRV_1 weight 3");
+  EXPECT_THAT(SplitCliWords(cli::MasterLine(commands[0])),
               ElementsAre("@!4242", "set", "server", "b e;<</SRV_1", "weight", "3"));
   action.backend = "be\napp";
   EXPECT_THAT(ServerCommands(kPid, action), IsEmpty());
@@ -146,9 +147,9 @@ TEST(ServerCommandsTest, HostileNamesAreEscapedOrRefused) {
 }
 
 TEST(PrepareCommandTest, MapsAndAcls) {
-  EXPECT_EQ(PrepareCommand(kPid, MapAction("/etc/haproxy/hosts.map", {})).line,
+  EXPECT_EQ(cli::MasterLine(PrepareCommand(kPid, MapAction("/etc/haproxy/hosts.map", {}))),
             "@!4242 prepare map /etc/haproxy/hosts.map");
-  EXPECT_EQ(PrepareCommand(kPid, AclAction("/etc/x.acl", {})).line,
+  EXPECT_EQ(cli::MasterLine(PrepareCommand(kPid, AclAction("/etc/x.acl", {}))),
             "@!4242 prepare acl /etc/x.acl");
   // Nothing wrong is sent: an empty line, which ValidateCommand (and the client) refuse.
   for (const Action& bad :
@@ -164,7 +165,7 @@ TEST(TransactionCommandsTest, PayloadThenCommit) {
   EXPECT_THAT(Lines(commands), ElementsAre("@!4242 add map @12 /etc/haproxy/hosts.map",
                                            "  | a.example.com be_app", "  | b.example.com be_x",
                                            "@!4242 commit map @12 /etc/haproxy/hosts.map"));
-  EXPECT_EQ(cli::Serialize(commands[0]),
+  EXPECT_EQ(cli::CommandBytes(commands[0], cli::Dialect::kMaster),
             "@!4242 add map @12 /etc/haproxy/hosts.map <<\na.example.com be_app\n"
             "b.example.com be_x\n\n");
   // An empty map: only the commit of the (empty) prepared version.
@@ -240,13 +241,14 @@ TEST(TransactionCommandsTest, PayloadChunkBoundaries) {
     std::vector<cli::Command> commands =
         Transaction(MapAction("/m", {{"k", std::string(room - 1 - 2, 'v')}}), version);
     ASSERT_EQ(commands.size(), 2u);
-    EXPECT_EQ(cli::Serialize(commands[0]).size(), cli::kMaxCommandWithPayloadBytes);
+    EXPECT_EQ(cli::CommandBytes(commands[0], cli::Dialect::kMaster).size(),
+              cli::kMaxCommandWithPayloadBytes);
     EXPECT_EQ(commands[0].payload_lines(), 1u);
     // One byte more does not fit any payload: the entry goes escaped, on one line.
     commands = Transaction(MapAction("/m", {{"k", std::string(room - 2, 'v')}}), version);
     ASSERT_EQ(commands.size(), 2u);
     EXPECT_THAT(commands[0].payload, IsEmpty());
-    EXPECT_EQ(commands[0].line,
+    EXPECT_EQ(cli::MasterLine(commands[0]),
               absl::StrCat("@!4242 add map @", version, " /m k ", std::string(room - 2, 'v')));
     // Two lines filling it exactly: one command; one byte more: two.
     size_t first = room / 2;
@@ -256,7 +258,8 @@ TEST(TransactionCommandsTest, PayloadChunkBoundaries) {
                            version);
     ASSERT_EQ(commands.size(), 2u);
     EXPECT_EQ(commands[0].payload_lines(), 2u);
-    EXPECT_EQ(cli::Serialize(commands[0]).size(), cli::kMaxCommandWithPayloadBytes);
+    EXPECT_EQ(cli::CommandBytes(commands[0], cli::Dialect::kMaster).size(),
+              cli::kMaxCommandWithPayloadBytes);
     commands = Transaction(MapAction("/m", {{"a", std::string(first - 1 - 2, 'x')},
                                             {"b", std::string(second - 2, 'y')}}),
                            version);
@@ -275,7 +278,7 @@ TEST(TransactionCommandsTest, ManyEntriesFillEachPayload) {
   ASSERT_GT(commands.size(), 5u);
   size_t lines = 0;
   for (size_t i = 0; i + 1 < commands.size(); ++i) {
-    size_t bytes = cli::Serialize(commands[i]).size();
+    size_t bytes = cli::CommandBytes(commands[i], cli::Dialect::kMaster).size();
     EXPECT_LE(bytes, cli::kMaxCommandWithPayloadBytes);
     lines += commands[i].payload_lines();
     // Every payload but the last is full: the next line would not have fitted.
@@ -285,7 +288,7 @@ TEST(TransactionCommandsTest, ManyEntriesFillEachPayload) {
     }
   }
   EXPECT_EQ(lines, entries.size());
-  EXPECT_EQ(commands.back().line, "@!4242 commit map @99 /m");
+  EXPECT_EQ(cli::MasterLine(commands.back()), "@!4242 commit map @99 /m");
 }
 
 // Every entry reaches the worker as it was: the commands run through SimWorker (HAProxy's word
@@ -320,7 +323,7 @@ TEST(TransactionCommandsTest, RandomHostileEntriesRoundTripExactly) {
           TransactionCommands(kPid, action, *version);
       ASSERT_TRUE(commands.ok()) << commands.status();
       for (const cli::Command& command : *commands) {
-        ASSERT_EQ(sim.Execute(command), "") << command.line;
+        ASSERT_EQ(sim.Execute(command), "") << cli::MasterLine(command);
       }
     }
     ASSERT_EQ(*sim.MapEntries("/etc/haproxy/m.map"), testing::SimEntries(*map.content))
@@ -337,9 +340,9 @@ TEST(EntryCommandTest, EveryKind) {
     absl::StatusOr<cli::Command> command = EntryCommand(kPid, action);
     EXPECT_TRUE(command.ok()) << command.status();
     if (!command.ok()) return std::string();
-    EXPECT_TRUE(cli::ValidateCommand(*command).ok()) << command->line;
+    EXPECT_TRUE(cli::ValidateCommand(*command).ok()) << cli::MasterLine(*command);
     EXPECT_THAT(command->payload, IsEmpty());
-    return command->line;
+    return cli::MasterLine(*command);
   };
   const std::string map = "/etc/haproxy/hosts.map";
   EXPECT_EQ(line(EntryAction(ActionKind::kSetMapEntry, map, "a.example.com", "be_app")),
@@ -366,10 +369,11 @@ TEST(EntryCommandTest, AnEmptyValueGoesOnlyAsAnAddPayload) {
   absl::StatusOr<cli::Command> add =
       EntryCommand(kPid, EntryAction(ActionKind::kAddMapEntry, "/m", "k", ""));
   ASSERT_TRUE(add.ok()) << add.status();
-  EXPECT_EQ(cli::Serialize(*add), "@!4242 add map /m <<\nk \n\n");
+  EXPECT_EQ(cli::CommandBytes(*add, cli::Dialect::kMaster), "@!4242 add map /m <<\nk \n\n");
   absl::StatusOr<cli::Command> same = AddMapEntryCommand(kPid, "/m", "k", "");
   ASSERT_TRUE(same.ok());
-  EXPECT_EQ(same->line, add->line);
+  EXPECT_EQ(same->pid, add->pid);
+  EXPECT_EQ(same->text, add->text);
   EXPECT_EQ(same->payload, add->payload);
   // `set map` cannot carry it (a CLI word cannot be empty): the planner sends del + add.
   EXPECT_THAT(
@@ -383,7 +387,7 @@ TEST(EntryCommandTest, AnEmptyValueGoesOnlyAsAnAddPayload) {
 TEST(EntryCommandTest, Errors) {
   auto error = [](const Action& action) {
     absl::StatusOr<cli::Command> command = EntryCommand(kPid, action);
-    EXPECT_FALSE(command.ok()) << command->line;
+    EXPECT_FALSE(command.ok()) << cli::MasterLine(*command);
     return command.status();
   };
   EXPECT_TRUE(absl::IsInvalidArgument(error(ServerAction(ActionKind::kSetWeight))));
@@ -490,7 +494,9 @@ TEST(SimWorkerTest, PerEntryCommandsAsHaproxyRunsThem) {
     observed.maps["/m"];
     observed.acls["/a"];
     SimWorker sim(observed, kPid, testing::SimOptions{first_only});
-    auto run = [&](absl::string_view text) { return sim.Answer(cli::ForWorker(kPid, text)); };
+    auto run = [&](absl::string_view text) {
+      return sim.Answer(cli::Command::ForWorker(kPid, std::string(text)));
+    };
     EXPECT_EQ(run("set map /m k v"), "entry not found.\n\n");
     EXPECT_EQ(run("add map /m k v1"), "\n");
     EXPECT_EQ(run("add map /m k v2"), "\n");

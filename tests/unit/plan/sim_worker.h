@@ -42,6 +42,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/types/optional.h"
 #include "agent/cli/command.h"
+#include "agent/cli/wire.h"
 #include "agent/model/desired.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/servers_state.h"
@@ -181,20 +182,19 @@ class SimWorker {
   std::string Execute(const cli::Command& command) {
     ++commands_run_;
     absl::Status valid = cli::ValidateCommand(command);
-    EXPECT_TRUE(valid.ok()) << valid << ": " << command.line;
+    EXPECT_TRUE(valid.ok()) << valid << ": " << cli::MasterLine(command);
     if (!valid.ok()) return "sim: invalid command";
-    std::string serialized = cli::Serialize(command);
-    EXPECT_LE(command.line.size(), cli::kMaxLineBytes);
+    std::string serialized = cli::CommandBytes(command, cli::Dialect::kMaster);
+    EXPECT_LE(cli::MasterLineBytes(command), cli::kMaxLineBytes);
     if (!command.payload.empty()) {
-      EXPECT_LE(serialized.size(), cli::kMaxCommandWithPayloadBytes) << command.line;
+      EXPECT_LE(serialized.size(), cli::kMaxCommandWithPayloadBytes) << cli::MasterLine(command);
     }
     // Neither the master (2.9+: last word starting with "<<") nor a 2.6 worker (line ending
     // with "<<") may see a payload in a command that has none.
-    EXPECT_FALSE(absl::StartsWith(RawLastWord(command.line), "<<")) << command.line;
-    EXPECT_FALSE(absl::EndsWith(command.line, "<<")) << command.line;
-    std::string prefix = absl::StrCat("@!", pid_, " ");
-    EXPECT_TRUE(absl::StartsWith(command.line, prefix)) << command.line;
-    std::vector<std::string> args = SplitCliWords(command.line.substr(prefix.size()));
+    EXPECT_FALSE(absl::StartsWith(RawLastWord(command.text), "<<")) << command.text;
+    EXPECT_FALSE(absl::EndsWith(command.text, "<<")) << command.text;
+    EXPECT_TRUE(command.pid == pid_) << command.pid << " " << command.text;
+    std::vector<std::string> args = SplitCliWords(command.text);
     args.resize(std::max<size_t>(args.size(), 8));  // HAProxy fills unused slots with ""
     if (args[0] == "set" && args[1] == "server") return SetServer(args);
     if (args[0] == "set" && args[1] == "weight") {
@@ -216,9 +216,8 @@ class SimWorker {
   // Execute answers, with its LF and the blank line that ends every reply ("\n" alone for a
   // silent success).
   std::string Answer(const cli::Command& command) {
-    std::string prefix = absl::StrCat("@!", pid_, " ");
-    if (absl::StartsWith(command.line, prefix)) {
-      std::vector<std::string> args = SplitCliWords(command.line.substr(prefix.size()));
+    if (command.pid == pid_) {
+      std::vector<std::string> args = SplitCliWords(command.text);
       args.resize(std::max<size_t>(args.size(), 4));
       if (args[0] == "show" && args[1] == "servers" && args[2] == "state") {
         return ShowServersState(args[3]);
@@ -627,7 +626,7 @@ inline ApplyResult ApplyPlan(SimWorker* sim, const Plan& plan,
     return sim->Execute(command);
   };
   auto expect_ok = [](const std::string& reply, const cli::Command& command) {
-    EXPECT_TRUE(parse::ClassifyMutationReply(reply).ok()) << reply << " ← " << command.line;
+    EXPECT_TRUE(parse::ClassifyMutationReply(reply).ok()) << reply << " ← " << command.text;
   };
   struct Second {
     const Action* action;

@@ -236,7 +236,7 @@ std::string FakeMaster::Execute(FakeWorker* worker, const ReceivedCommand& comma
   if (args[0] == "show" && args[1] == "sess") return worker->sessions;
   // Everything else reads or changes the worker's runtime state.
   return worker->runtime.Answer(
-      cli::Command{absl::StrCat("@!", worker->pid, " ", command.line), command.payload, false});
+      cli::Command::ForWorkerWithPayload(worker->pid, command.line, command.payload));
 }
 
 }  // namespace hawk::reconcile::fake

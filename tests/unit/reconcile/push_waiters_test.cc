@@ -46,7 +46,7 @@ class PushWaitersTest : public ::testing::Test {
   void RunFor(uint64_t ms) {
     bool over = false;
     uv::Timer window(loop_.get());
-    window.Start(ms, 0, [&] { over = true; });
+    window.Start(absl::Milliseconds(ms), [&] { over = true; });
     RunUntil([&] { return over; });
   }
 

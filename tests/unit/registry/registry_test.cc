@@ -112,7 +112,7 @@ TEST_F(RegistryTest, AStartingWorkerIsPolledAtItsIntervalNotInALoop) {
   master_->CloseAllConnections();  // as a reload does: the registry looks again at once
   bool window_over = false;
   uv::Timer window(loop_.get());
-  window.Start(500, 0, [&] { window_over = true; });
+  window.Start(absl::Milliseconds(500), [&] { window_over = true; });
   RunUntil([&] { return window_over; });
   size_t polls = ShowProcs() - before;
   // One at once, then one per 100 ms: about 6 in 500 ms.
@@ -149,7 +149,7 @@ TEST_F(RegistryTest, TheRegistryMayGoBeforeTheClient) {
   registry_.reset();
   bool window_over = false;
   uv::Timer window(loop_.get());
-  window.Start(200, 0, [&] { window_over = true; });
+  window.Start(absl::Milliseconds(200), [&] { window_over = true; });
   RunUntil([&] { return window_over; });  // its answer goes to no one
   uint64_t lost = client_->stats().connections_lost;
   master_->CloseAllConnections();  // a lost connection: no listener left to call

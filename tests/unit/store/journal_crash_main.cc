@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
   hawk::uv::Timer deadline(loop.get());
   // Several appends per tick make batches of several records; a bounded backlog keeps memory
   // flat when the disk is slow.
-  tick.Start(0, 1, [&] {
+  tick.StartRepeating(absl::ZeroDuration(), absl::Milliseconds(1), [&] {
     int count = 1 + static_cast<int>(rng() % 6);
     for (int i = 0; i < count && j.last_seq() - j.durable_seq() < 64; ++i) {
       uint64_t next = j.last_seq() + 1;
@@ -83,7 +83,8 @@ int main(int argc, char** argv) {
                 });
     }
   });
-  deadline.Start(60000, 0, [&] { std::_Exit(0); });  // the test kills it long before
+  deadline.Start(absl::Milliseconds(60000),
+                 [&] { std::_Exit(0); });  // the test kills it long before
   loop.Run();
   return 1;
 }

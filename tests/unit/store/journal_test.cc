@@ -259,7 +259,7 @@ TEST_F(JournalTest, AppendFromATimerIsFlushedWithoutOtherIo) {
   Reopen();
   bool done = false;
   uv::Timer timer(loop_.get());
-  timer.Start(1, 0, [&] { Append("x", [&](absl::Status) { done = true; }); });
+  timer.Start(absl::Milliseconds(1), [&] { Append("x", [&](absl::Status) { done = true; }); });
   auto start = std::chrono::steady_clock::now();
   ASSERT_TRUE(Run([&] { return done; }, 5000));
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));

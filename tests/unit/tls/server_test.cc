@@ -231,7 +231,7 @@ class TlsServerTest : public ::testing::Test {
     }
     // curl's exit raises no event on the loop: a ticking timer lets the poll see it.
     uv::Timer tick(loop_.get());
-    tick.Start(5, 5, [] {});
+    tick.StartRepeating(absl::Milliseconds(5), absl::Milliseconds(5), [] {});
     EXPECT_TRUE(RunUntil([&] { return (enough && enough()) || !process->Running(); }, 15000))
         << "curl still running";
     process->Stop();
@@ -467,17 +467,19 @@ TEST_F(TlsServerTest, ASlowStreamReaderIsDroppedByItsUnsentCiphertext) {
     ASSERT_TRUE(responder.StartStream(200, "application/octet-stream"));
     pump = std::make_unique<uv::Timer>(loop_.get());
     size_t sent = 0;
-    pump->Start(1, 1, [&, responder, sent]() mutable {
-      std::string chunk(256 * 1024, 'x');
-      if (!responder.WriteChunk(chunk)) {
-        dropped = true;
-        pump->Stop();
-        return;
-      }
-      max_buffered = std::max(max_buffered, responder.buffered_bytes());
-      sent += chunk.size();
-      if (sent > 512 * 1024 * 1024) pump->Stop();  // never dropped: the test fails below
-    });
+    pump->StartRepeating(absl::Milliseconds(1), absl::Milliseconds(1),
+                         [&, responder, sent]() mutable {
+                           std::string chunk(256 * 1024, 'x');
+                           if (!responder.WriteChunk(chunk)) {
+                             dropped = true;
+                             pump->Stop();
+                             return;
+                           }
+                           max_buffered = std::max(max_buffered, responder.buffered_bytes());
+                           sent += chunk.size();
+                           if (sent > 512 * 1024 * 1024)
+                             pump->Stop();  // never dropped: the test fails below
+                         });
   });
   // curl reads 16 KiB/s: the kernel's socket buffers fill, then hawk's queue does.
   // Stopped once dropped: it would read what the kernel holds for minutes.

@@ -286,7 +286,7 @@ TEST_F(ProcessTest, DestroyingKillsTheProgramAndDropsDone) {
       loop_.Run();
     } else {
       Timer timer(loop_.get());
-      timer.Start(delay_ms, 0, [&] { child.reset(); });
+      timer.Start(absl::Milliseconds(delay_ms), [&] { child.reset(); });
       loop_.Run();
     }
     EXPECT_FALSE(called);
@@ -325,11 +325,11 @@ TEST_F(ProcessTest, DestroyedProgramIsReaped) {
   std::unique_ptr<ChildProcess> child = *std::move(spawned);
   int pid = child->pid();
   Timer timer(loop_.get());
-  timer.Start(50, 0, [&] { child.reset(); });
+  timer.Start(absl::Milliseconds(50), [&] { child.reset(); });
   loop_.Run();
   // Give the kernel and the loop time to deliver SIGCHLD and reap it.
   Timer settle(loop_.get());
-  settle.Start(200, 0, [] {});
+  settle.Start(absl::Milliseconds(200), [] {});
   loop_.Run();
   EXPECT_NE(ProcState(pid), 'Z') << "pid " << pid << " is a zombie";
   int status = 0;

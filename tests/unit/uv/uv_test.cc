@@ -42,7 +42,7 @@ class UvTest : public ::testing::Test {
 TEST_F(UvTest, TimerFiresAndMayDestroyItselfInItsCallback) {
   auto timer = std::make_unique<Timer>(loop_.get());
   int fired = 0;
-  timer->Start(1, 0, [&] {
+  timer->Start(absl::Milliseconds(1), [&] {
     ++fired;
     timer.reset();
   });
@@ -54,7 +54,7 @@ TEST_F(UvTest, TimerFiresAndMayDestroyItselfInItsCallback) {
 TEST_F(UvTest, RepeatingTimerStops) {
   Timer timer(loop_.get());
   int fired = 0;
-  timer.Start(1, 1, [&] {
+  timer.StartRepeating(absl::Milliseconds(1), absl::Milliseconds(1), [&] {
     if (++fired == 3) timer.Stop();
   });
   loop_.Run();
@@ -70,7 +70,7 @@ TEST_F(UvTest, SignalIsDelivered) {
     sig.reset();
   });
   Timer kick(loop_.get());
-  kick.Start(1, 0, [] { raise(SIGUSR1); });
+  kick.Start(absl::Milliseconds(1), [] { raise(SIGUSR1); });
   loop_.Run();
   EXPECT_EQ(got, SIGUSR1);
 }
@@ -161,7 +161,7 @@ TEST_F(UvTest, DestroyingAStreamWithPendingWritesIsSafe) {
                               for (int i = 0; i < 100; ++i) {
                                 (void)client->Write(std::string(64 * 1024, 'x'));
                               }
-                              later.Start(1, 0, [&] {
+                              later.Start(absl::Milliseconds(1), [&] {
                                 client.reset();  // writes still queued: they are cancelled
                                 accepted.reset();
                                 listener->reset();
