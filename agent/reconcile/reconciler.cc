@@ -773,8 +773,7 @@ std::vector<WorkerPreview> Reconciler::Preview(const model::ChangeSummary& summa
     }
     for (const plan::Action& action : plan.withheld) {
       for (const cli::Command& command : plan::ServerCommands(pid, action)) {
-        preview.refused.push_back(
-            model::Refusal{action.object(), command.text, w.freeze_reply});
+        preview.refused.push_back(model::Refusal{action.object(), command.text, w.freeze_reply});
       }
     }
     plan::PlannedCommands batch = plan::FirstBatch(pid, plan);
