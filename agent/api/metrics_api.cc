@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "agent/base/build_info.h"
 #include "agent/http/response.h"
 
 namespace hawk::api {
@@ -28,11 +29,13 @@ std::string StaleKind(absl::string_view object) {
 std::vector<Family> CollectMetrics(const model::WorkersReport& report,
                                    const reconcile::ReconcilerStats& reconciler,
                                    const reload::ReloadCounters& reloads,
-                                   const cli::MasterClientStats& client,
-                                   const std::string& version) {
+                                   const cli::MasterClientStats& client) {
   std::vector<Family> out;
-  out.emplace_back("hawk_build_info", "hawk's version; always 1.", MetricType::kGauge)
-      .Add({{"version", version}}, 1);
+  // The same version and commit as `hawk --version`.
+  out.emplace_back("hawk_build_info", "hawk's version and commit; always 1.", MetricType::kGauge)
+      .Add({{"version", std::string(base::BuildVersion())},
+            {"commit", std::string(base::BuildCommit())}},
+           1);
   out.emplace_back("hawk_master_cli_reachable", "1 while HAProxy's master CLI answers, else 0.",
                    MetricType::kGauge)
       .Add({}, report.master_reachable ? 1 : 0);
@@ -185,7 +188,7 @@ void RegisterMetricsRoutes(Router* router, MetricsSources sources) {
     response.content_type = "text/plain; version=0.0.4; charset=utf-8";
     std::vector<Family> families =
         CollectMetrics(sources.snapshot(), sources.reconciler->stats(),
-                       sources.reloader->counters(), sources.client->stats(), sources.version);
+                       sources.reloader->counters(), sources.client->stats());
     if (sources.listeners) {
       Family& connections = families.emplace_back(
           "hawk_http_connections",

@@ -24,7 +24,6 @@ struct MetricsSources {
   const reconcile::Reconciler* reconciler = nullptr;
   const reload::Reloader* reloader = nullptr;
   const cli::MasterClient* client = nullptr;
-  std::string version;  // hawk's, for hawk_build_info
   // Each listener's address and its open connections (hawk_http_connections); may be empty.
   std::function<std::vector<std::pair<std::string, size_t>>()> listeners;
 };
@@ -34,8 +33,7 @@ struct MetricsSources {
 std::vector<metrics::Family> CollectMetrics(const model::WorkersReport& report,
                                             const reconcile::ReconcilerStats& reconciler,
                                             const reload::ReloadCounters& reloads,
-                                            const cli::MasterClientStats& client,
-                                            const std::string& version);
+                                            const cli::MasterClientStats& client);
 
 void RegisterMetricsRoutes(Router* router, MetricsSources sources);
 

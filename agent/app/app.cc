@@ -166,7 +166,6 @@ absl::Status App::Init() {
                               reconciler_.get(),
                               reloader_.get(),
                               client_.get(),
-                              HAWK_VERSION,
                               [this] {
                                 std::vector<std::pair<std::string, size_t>> listeners;
                                 for (const auto& server : servers_) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/base/build_info.h"
 #include "gtest/gtest.h"
 #include "tests/integration/hawk_harness.h"
 #include "tests/support/free_port.h"
@@ -67,6 +68,14 @@ TEST(MetricsTest, PrometheusScrapesHawkThroughAReload) {
                         milliseconds(200)))
       << ReadFile(dir.File("prometheus.log"));
   EXPECT_NE(query("hawk_master_cli_reachable").find("\"1\"]"), std::string::npos);
+  // The version and commit `hawk --version` prints.
+  std::string build = query("hawk_build_info");
+  EXPECT_NE(build.find(absl::StrCat("\"commit\":\"", base::BuildCommit(), "\"")),
+            std::string::npos)
+      << build;
+  EXPECT_NE(build.find(absl::StrCat("\"version\":\"", base::BuildVersion(), "\"")),
+            std::string::npos)
+      << build;
 
   ASSERT_TRUE(haproxy.ReloadViaCli());
   ASSERT_GT(haproxy.WaitForNewWorker(old_worker), 0);
