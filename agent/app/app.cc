@@ -162,18 +162,15 @@ absl::Status App::Init() {
                 {"quietMs", "boundMs"});
   }
   api::RegisterHealthRoutes(&probe_router_, registry_.get(), /*detail=*/false);
-  api::MetricsSources metrics{[this] { return Snapshot(); },
-                              reconciler_.get(),
-                              reloader_.get(),
-                              client_.get(),
-                              [this] {
-                                std::vector<std::pair<std::string, size_t>> listeners;
-                                for (const auto& server : servers_) {
-                                  listeners.emplace_back(server->address().ToString(),
-                                                         server->connection_count());
-                                }
-                                return listeners;
-                              }};
+  api::MetricsSources metrics{
+      [this] { return Snapshot(); }, reconciler_.get(), reloader_.get(), client_.get(),
+      [this] {
+        std::vector<std::pair<std::string, size_t>> listeners;
+        for (const auto& server : servers_) {
+          listeners.emplace_back(server->address().ToString(), server->connection_count());
+        }
+        return listeners;
+      }};
   api::RegisterMetricsRoutes(&api_router_, metrics);
   api::RegisterMetricsRoutes(&probe_router_, metrics);
 
