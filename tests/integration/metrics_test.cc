@@ -70,8 +70,7 @@ TEST(MetricsTest, PrometheusScrapesHawkThroughAReload) {
   EXPECT_NE(query("hawk_master_cli_reachable").find("\"1\"]"), std::string::npos);
   // The version and commit `hawk --version` prints.
   std::string build = query("hawk_build_info");
-  EXPECT_NE(build.find(absl::StrCat("\"commit\":\"", base::BuildCommit(), "\"")),
-            std::string::npos)
+  EXPECT_NE(build.find(absl::StrCat("\"commit\":\"", base::BuildCommit(), "\"")), std::string::npos)
       << build;
   EXPECT_NE(build.find(absl::StrCat("\"version\":\"", base::BuildVersion(), "\"")),
             std::string::npos)
