@@ -1,6 +1,7 @@
 #include "agent/api/state_api.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -22,6 +23,17 @@ absl::StatusOr<int64_t> PushTimeoutMs(const http::Request& request) {
                                                       kMaxPushTimeoutMs, ", got \"", *text, "\""));
   }
   return value;
+}
+
+// A worker's "refused" and "stale" members, in a push's answer and in a dry run's.
+void WriteRefusedAndStale(const std::vector<model::Refusal>& refused,
+                          const std::vector<model::StaleObject>& stale, base::JsonWriter* w) {
+  w->Key("refused").BeginArray();
+  for (const model::Refusal& r : refused) model::WriteRefusal(r, w);
+  w->EndArray();
+  w->Key("stale").BeginArray();
+  for (const model::StaleObject& s : stale) model::WriteStale(s, w);
+  w->EndArray();
 }
 
 // `dryRun`: "true" or "false" (absent: false).
@@ -58,12 +70,7 @@ std::string DryRunToJson(const StateService::DryRun& dry_run) {
       w.EndObject();
     }
     w.EndArray();
-    w.Key("refused").BeginArray();
-    for (const model::Refusal& r : p.refused) model::WriteRefusal(r, &w);
-    w.EndArray();
-    w.Key("stale").BeginArray();
-    for (const model::StaleObject& s : p.stale) model::WriteStale(s, &w);
-    w.EndArray();
+    WriteRefusedAndStale(p.refused, p.stale, &w);
     w.EndObject();
   }
   w.EndArray();
@@ -169,12 +176,7 @@ std::string PushOutcomeToJson(const reconcile::PushOutcome& outcome) {
     w.Key("role").String(model::WorkerRoleName(o.role));
     w.Key("result").String(reconcile::PushResultName(o.result));
     if (!o.reason.empty()) w.Key("reason").String(o.reason);
-    w.Key("refused").BeginArray();
-    for (const model::Refusal& r : o.refused) model::WriteRefusal(r, &w);
-    w.EndArray();
-    w.Key("stale").BeginArray();
-    for (const model::StaleObject& s : o.stale) model::WriteStale(s, &w);
-    w.EndArray();
+    WriteRefusedAndStale(o.refused, o.stale, &w);
     w.EndObject();
   }
   w.EndArray();

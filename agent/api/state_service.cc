@@ -212,12 +212,7 @@ absl::StatusOr<model::Delta> StateService::ReadPut(const std::string& body) {
 
 absl::Status StateService::Put(const std::string& body, Done done) {
   ++stats_.puts;
-  absl::StatusOr<model::Delta> delta = ReadPut(body);
-  if (!delta.ok()) {
-    ++stats_.refused;
-    return delta.status();
-  }
-  return Commit(*std::move(delta), std::move(done));
+  return Commit(ReadPut(body), std::move(done));
 }
 
 absl::StatusOr<model::Delta> StateService::ReadPatch(const std::string& body) {
@@ -236,39 +231,22 @@ absl::StatusOr<model::Delta> StateService::ReadPatch(const std::string& body) {
     }
   }
   model::Delta delta = model::PatchToDelta(*patch, held);
-  absl::optional<int64_t> current = HeldGeneration();
-  if (patch->generation && current) {
-    if (*patch->generation < *current) {
-      return Aborted(absl::StrCat("generation ", *patch->generation, " is older than the current ",
-                                  *current, "; nothing changed"),
-                     "generation", current);
-    }
-    if (*patch->generation == *current) {
-      // Only a retry that changes nothing may reuse the generation held: find out by applying
-      // it and undoing it (O(patch)).
-      std::string version_before = state_->version;
-      model::AppliedDelta probe = model::ApplyDelta(delta, state_);
-      bool changes = !probe.summary.empty() || state_->version != version_before;
-      model::UndoDelta(std::move(probe.undo), state_);
-      if (changes) {
-        return Aborted(absl::StrCat("generation ", *patch->generation,
-                                    " already holds other content; use a higher generation to "
-                                    "change it; nothing changed"),
-                       "generation", current);
-      }
-    }
+  bool same_content = false;
+  if (patch->generation && patch->generation == HeldGeneration()) {
+    // Only a retry that changes nothing may reuse the generation held: find out by applying it
+    // and undoing it (O(patch)).
+    std::string version_before = state_->version;
+    model::AppliedDelta probe = model::ApplyDelta(delta, state_);
+    same_content = probe.summary.empty() && state_->version == version_before;
+    model::UndoDelta(std::move(probe.undo), state_);
   }
+  RETURN_IF_ERROR(CheckGeneration(patch->generation, same_content, state_->version));
   return delta;
 }
 
 absl::Status StateService::Patch(const std::string& body, Done done) {
   ++stats_.patches;
-  absl::StatusOr<model::Delta> delta = ReadPatch(body);
-  if (!delta.ok()) {
-    ++stats_.refused;
-    return delta.status();
-  }
-  return Commit(*std::move(delta), std::move(done));
+  return Commit(ReadPatch(body), std::move(done));
 }
 
 absl::StatusOr<StateService::DryRun> StateService::Preview(const std::string& body, bool patch) {
@@ -321,7 +299,12 @@ absl::StatusOr<std::string> StateService::JournalRecord(const model::Delta& delt
   return record;
 }
 
-absl::Status StateService::Commit(model::Delta delta, Done done) {
+absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, Done done) {
+  if (!read.ok()) {
+    ++stats_.refused;
+    return read.status();
+  }
+  model::Delta& delta = *read;
   bool had_state = has_state_;
   std::string version_before = state_->version;
   absl::optional<int64_t> generation_before = state_->generation;

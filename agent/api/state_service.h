@@ -135,7 +135,8 @@ class StateService {
   absl::optional<int64_t> HeldGeneration() const;
   absl::Status CheckGeneration(absl::optional<int64_t> generation, bool same_content,
                                absl::string_view version) const;
-  absl::Status Commit(model::Delta delta, Done done);
+  // Applies, journals and publishes what ReadPut/ReadPatch read; a read that failed is refused.
+  absl::Status Commit(absl::StatusOr<model::Delta> read, Done done);
   size_t max_record_bytes() const;
   void OnDurable(uint64_t journal_seq, absl::Status status);
   void MaybeCompact();
