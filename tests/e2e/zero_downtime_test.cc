@@ -32,6 +32,16 @@ ScenarioResult RunRace(Mode mode, const std::string& variant, int cycles, int on
   return RunScenario(options);
 }
 
+// The race runs in CI on 2.6 (Debian 12's; its master relays one command per line) and 3.4 (the
+// newest; hawk sends whole `@@!<pid>` lines, as on 3.2 and later). 3.0 and 3.2 ran it too until
+// stop 33: two more minutes each of the 35 CI has, for a race whose two master dialects 2.6 and
+// 3.4 cover; bench/zero_downtime measures every version (bench/RESULTS.md).
+bool RunsInCi() {
+  hawk::testing::HaproxyVersion v =
+      hawk::testing::HaproxyProcess::BinaryVersion(hawk::testing::HaproxyProcess::DefaultBinary());
+  return !v.AtLeast(2, 7) || v.AtLeast(3, 4);
+}
+
 void Print(const char* name, const ScenarioResult& r) {
   std::printf(
       "%s: %lld requests, %lld failures (%lld on the leaving worker), %lld retries, "
@@ -54,6 +64,7 @@ void ExplainWorstCycle(const ScenarioResult& hawk) {
 }
 
 TEST(ZeroDowntimeTest, WithGraceHawkLosesNothingWhereTheBaselineFails) {
+  if (!RunsInCi()) GTEST_SKIP() << "the race runs on HAProxy 2.6 and 3.4";
   ScenarioResult baseline = RunRace(Mode::kBaseline, "grace 1s", 20);
   ASSERT_TRUE(baseline.ok) << baseline.error;
   ScenarioResult hawk = RunRace(Mode::kHawk, "grace 1s", 20);
@@ -74,6 +85,7 @@ TEST(ZeroDowntimeTest, WithGraceHawkLosesNothingWhereTheBaselineFails) {
 // the old worker while the new one starts, new connections are what meets it first. hawk mode
 // only, 10 cycles: the baseline's race is the test above's, and CI's time is counted.
 TEST(ZeroDowntimeTest, InTheSlotModelHawkLosesNothing) {
+  if (!RunsInCi()) GTEST_SKIP() << "the race runs on HAProxy 2.6 and 3.4";
   ScenarioResult hawk = RunRace(Mode::kHawk, "grace 1s + slots", 10, /*one_shot=*/4);
   ASSERT_TRUE(hawk.ok) << hawk.error;
   Print("hawk, slots", hawk);
