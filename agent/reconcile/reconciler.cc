@@ -28,6 +28,17 @@ constexpr size_t kRememberedPushes = 4096;
 // Added to a batch's deadline per command it carries.
 constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 
+// Withheld from a frozen worker (already stale as such): reported refused with the reply that
+// froze it, not sent again.
+void AppendWithheld(int pid, const plan::Plan& plan, const std::string& freeze_reply,
+                    std::vector<model::Refusal>* refusals) {
+  for (const plan::Action& action : plan.withheld) {
+    for (cli::Command& command : plan::ServerCommands(pid, action)) {
+      refusals->push_back(model::Refusal{action.object(), std::move(command.text), freeze_reply});
+    }
+  }
+}
+
 }  // namespace
 
 // One reconcile in flight: the plan, the commands sent for it and what each one was for.
@@ -416,14 +427,7 @@ void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
   run.plan = std::move(plan);
   worker->stale.AddAll(run.plan.stale);
   int pid = worker->pid;
-  // Withheld from a frozen worker (already stale as such): reported refused with the reply that
-  // froze it, not sent again.
-  for (const plan::Action& action : run.plan.withheld) {
-    for (cli::Command& command : plan::ServerCommands(pid, action)) {
-      worker->refusals.push_back(
-          model::Refusal{action.object(), command.text, worker->freeze_reply});
-    }
-  }
+  AppendWithheld(pid, run.plan, worker->freeze_reply, &worker->refusals);
   plan::PlannedCommands batch = plan::FirstBatch(pid, run.plan);
   for (const auto& [a, reason] : batch.unsendable) {
     RecordRefusal(worker, run.plan.actions[a], "", reason);
@@ -771,11 +775,7 @@ std::vector<WorkerPreview> Reconciler::Preview(const model::ChangeSummary& summa
       options.stale_servers = &stale_servers;
       plan = plan::PlanChanges(*desired_, pending, options);
     }
-    for (const plan::Action& action : plan.withheld) {
-      for (const cli::Command& command : plan::ServerCommands(pid, action)) {
-        preview.refused.push_back(model::Refusal{action.object(), command.text, w.freeze_reply});
-      }
-    }
+    AppendWithheld(pid, plan, w.freeze_reply, &preview.refused);
     plan::PlannedCommands batch = plan::FirstBatch(pid, plan);
     for (const auto& [a, reason] : batch.unsendable) {
       preview.refused.push_back(model::Refusal{plan.actions[a].object(), "", reason});
