@@ -18,7 +18,7 @@
 #include "agent/model/delta_json.h"
 #include "agent/model/desired_json.h"
 #include "agent/model/patch.h"
-#include "agent/reconcile/outcome.h"
+#include "agent/reconcile/push_outcome.h"
 
 namespace hawk::api {
 namespace {

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
-#include "agent/reconcile/outcome.h"
+#include "agent/reconcile/push_outcome.h"
 
 namespace hawk::reconcile {
 

@@ -46,9 +46,12 @@
 #include "agent/model/workers.h"
 #include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
-#include "agent/reconcile/outcome.h"
+#include "agent/reconcile/observation.h"
 #include "agent/reconcile/preview.h"
+#include "agent/reconcile/push_outcome.h"
 #include "agent/reconcile/push_waiters.h"
+#include "agent/reconcile/reply_verdict.h"
+#include "agent/reconcile/stale_set.h"
 #include "agent/registry/registry.h"
 #include "agent/uv/timer.h"
 

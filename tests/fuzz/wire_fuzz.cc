@@ -39,7 +39,7 @@
 #include "agent/model/patch.h"
 #include "agent/plan/commands.h"
 #include "agent/plan/plan.h"
-#include "agent/reconcile/outcome.h"
+#include "agent/reconcile/observation.h"
 #include "agent/store/confined_dir.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/support/haproxy_cli_reader.h"
