@@ -28,6 +28,7 @@ std::string StaleKind(absl::string_view object) {
 
 std::vector<Family> CollectMetrics(const model::WorkersReport& report,
                                    const reconcile::ReconcilerStats& reconciler,
+                                   const reconcile::PushLatency& latency,
                                    const reload::ReloadCounters& reloads,
                                    const cli::MasterClientStats& client) {
   std::vector<Family> out;
@@ -155,12 +156,12 @@ std::vector<Family> CollectMetrics(const model::WorkersReport& report,
   out.emplace_back("hawk_push_applied_seconds",
                    "From a push being accepted to a worker holding it, by the worker's role.",
                    MetricType::kHistogram)
-      .Add({{"role", "CURRENT"}}, &reconciler.push_applied_current_seconds)
-      .Add({{"role", "LEAVING"}}, &reconciler.push_applied_leaving_seconds);
+      .Add({{"role", "CURRENT"}}, &latency.applied_current())
+      .Add({{"role", "LEAVING"}}, &latency.applied_leaving());
   out.emplace_back("hawk_worker_seed_seconds",
                    "From a new worker being listed to it holding the desired state.",
                    MetricType::kHistogram)
-      .Add({}, &reconciler.seed_seconds);
+      .Add({}, &latency.seed());
 
   Family& reload_total = out.emplace_back("hawk_reloads_total",
                                           "HAProxy reloads, by trigger (API, EXTERNAL) and result.",
@@ -187,7 +188,7 @@ void RegisterMetricsRoutes(Router* router, MetricsSources sources) {
     http::Response response;
     response.content_type = "text/plain; version=0.0.4; charset=utf-8";
     std::vector<Family> families =
-        CollectMetrics(sources.snapshot(), sources.reconciler->stats(),
+        CollectMetrics(sources.snapshot(), sources.reconciler->stats(), *sources.push_latency,
                        sources.reloader->counters(), sources.client->stats());
     if (sources.listeners) {
       Family& connections = families.emplace_back(

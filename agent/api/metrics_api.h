@@ -13,6 +13,7 @@
 #include "agent/cli/client.h"
 #include "agent/metrics/exposition.h"
 #include "agent/model/workers.h"
+#include "agent/reconcile/push_latency.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/reload/reloader.h"
 
@@ -22,16 +23,18 @@ namespace hawk::api {
 struct MetricsSources {
   std::function<model::WorkersReport()> snapshot;
   const reconcile::Reconciler* reconciler = nullptr;
+  const reconcile::PushLatency* push_latency = nullptr;
   const reload::Reloader* reloader = nullptr;
   const cli::MasterClient* client = nullptr;
   // Each listener's address and its open connections (hawk_http_connections); may be empty.
   std::function<std::vector<std::pair<std::string, size_t>>()> listeners;
 };
 
-// The families of one scrape. The histograms point into the reconciler's and reloader's
+// The families of one scrape. The histograms point into the latency's and reloader's
 // counters: format them before those change (on the loop thread, at once).
 std::vector<metrics::Family> CollectMetrics(const model::WorkersReport& report,
                                             const reconcile::ReconcilerStats& reconciler,
+                                            const reconcile::PushLatency& latency,
                                             const reload::ReloadCounters& reloads,
                                             const cli::MasterClientStats& client);
 

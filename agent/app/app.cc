@@ -80,6 +80,16 @@ absl::Status App::Init() {
   reconciler_ = std::make_unique<reconcile::Reconciler>(
       loop_->get(), client_.get(), registry_.get(), &desired_, reconciler_options,
       [] { return absl::Now(); });
+  push_latency_ =
+      std::make_unique<reconcile::PushLatency>(reconciler_.get(), [] { return absl::Now(); });
+  stale_sessions_ = std::make_unique<reconcile::StaleSessions>(reconciler_.get(), registry_.get(),
+                                                               reconcile::StaleSessionsOptions{},
+                                                               [] { return absl::Now(); });
+  trimmer_ = std::make_unique<MemoryTrimmer>(loop_->get());
+  trim_subscription_ =
+      reconciler_->AddReconcileListener([this](const reconcile::ReconcileEnd& end) {
+        if (end.full) trimmer_->AfterLargeWork();
+      });
 
   if (!config_.state_dir.empty()) {
     store::JournalOptions journal_options;
@@ -141,6 +151,7 @@ absl::Status App::Init() {
         watch_->OnChange();
       });
   reconciler_subscription_ = reconciler_->AddListener([this] { watch_->OnChange(); });
+  stale_sessions_subscription_ = stale_sessions_->AddListener([this] { watch_->OnChange(); });
 
   api::RegisterHealthRoutes(&api_router_, registry_.get(), /*detail=*/true);
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
@@ -162,15 +173,19 @@ absl::Status App::Init() {
                 {"quietMs", "boundMs"});
   }
   api::RegisterHealthRoutes(&probe_router_, registry_.get(), /*detail=*/false);
-  api::MetricsSources metrics{
-      [this] { return Snapshot(); }, reconciler_.get(), reloader_.get(), client_.get(),
-      [this] {
-        std::vector<std::pair<std::string, size_t>> listeners;
-        for (const auto& server : servers_) {
-          listeners.emplace_back(server->address().ToString(), server->connection_count());
-        }
-        return listeners;
-      }};
+  api::MetricsSources metrics{[this] { return Snapshot(); },
+                              reconciler_.get(),
+                              push_latency_.get(),
+                              reloader_.get(),
+                              client_.get(),
+                              [this] {
+                                std::vector<std::pair<std::string, size_t>> listeners;
+                                for (const auto& server : servers_) {
+                                  listeners.emplace_back(server->address().ToString(),
+                                                         server->connection_count());
+                                }
+                                return listeners;
+                              }};
   api::RegisterMetricsRoutes(&api_router_, metrics);
   api::RegisterMetricsRoutes(&probe_router_, metrics);
 
@@ -314,6 +329,7 @@ void App::FollowCurrentWorker(const model::WorkersReport& report) {
 model::WorkersReport App::Snapshot() const {
   model::WorkersReport report = registry_->Snapshot();
   reconciler_->Annotate(&report);
+  stale_sessions_->Annotate(&report);
   report.warnings = reloader_->Warnings();
   return report;
 }
@@ -324,12 +340,17 @@ void App::Stop() {
   // The app's own subscriptions (into the watch hub and the clients) go first.
   registry_subscription_.Reset();
   reconciler_subscription_.Reset();
+  stale_sessions_subscription_.Reset();
+  trim_subscription_.Reset();
   servers_.clear();
   watch_.reset();
   drain_.reset();
   reloader_.reset();
   state_.reset();
+  stale_sessions_.reset();
+  push_latency_.reset();
   reconciler_.reset();
+  trimmer_.reset();
   registry_.reset();
   journal_.reset();
   worker_client_.reset();

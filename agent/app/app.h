@@ -12,6 +12,7 @@
 #include "agent/api/router.h"
 #include "agent/api/state_service.h"
 #include "agent/api/watch.h"
+#include "agent/app/memory_trimmer.h"
 #include "agent/auth/bearer_token.h"
 #include "agent/base/address.h"
 #include "agent/base/callback_list.h"
@@ -19,7 +20,9 @@
 #include "agent/drain/drain_hub.h"
 #include "agent/http/server.h"
 #include "agent/model/desired.h"
+#include "agent/reconcile/push_latency.h"
 #include "agent/reconcile/reconciler.h"
+#include "agent/reconcile/stale_sessions.h"
 #include "agent/registry/registry.h"
 #include "agent/reload/reloader.h"
 #include "agent/store/journal.h"
@@ -88,6 +91,10 @@ class App {
   model::DesiredState desired_;  // read by the reconciler, changed only by state_
   std::unique_ptr<store::Journal> journal_;
   std::unique_ptr<reconcile::Reconciler> reconciler_;
+  // The reconciler's subscribers: push and seed latency, sessions on stale servers, memory.
+  std::unique_ptr<reconcile::PushLatency> push_latency_;
+  std::unique_ptr<reconcile::StaleSessions> stale_sessions_;
+  std::unique_ptr<MemoryTrimmer> trimmer_;
   std::unique_ptr<api::StateService> state_;
   std::unique_ptr<reload::Reloader> reloader_;
   std::unique_ptr<api::WatchHub> watch_;
@@ -95,6 +102,8 @@ class App {
   // The app's listeners on the registry (whole lines, --worker-socket, watch) and the reconciler.
   base::Subscription registry_subscription_;
   base::Subscription reconciler_subscription_;
+  base::Subscription stale_sessions_subscription_;
+  base::Subscription trim_subscription_;
   api::Router api_router_;
   api::Router probe_router_;
   std::unique_ptr<auth::TokenFile> token_;  // --token-file

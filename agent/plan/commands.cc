@@ -236,6 +236,15 @@ std::vector<cli::Command> ServerCommands(int pid, const Action& action) {
   return {std::move(command)};
 }
 
+void AppendWithheld(int pid, const Plan& plan, const std::string& freeze_reply,
+                    std::vector<model::Refusal>* refusals) {
+  for (const Action& action : plan.withheld) {
+    for (cli::Command& command : ServerCommands(pid, action)) {
+      refusals->push_back(model::Refusal{action.object(), std::move(command.text), freeze_reply});
+    }
+  }
+}
+
 absl::StatusOr<cli::Command> AddMapEntryCommand(int pid, absl::string_view map,
                                                 absl::string_view key, absl::string_view value) {
   ASSIGN_OR_RETURN(std::string target, cli::EscapeWord(map));

@@ -56,6 +56,11 @@ namespace hawk::plan {
 // objects as StaleItems).
 std::vector<cli::Command> ServerCommands(int pid, const Action& action);
 
+// The server actions the planner withheld from a frozen worker (Plan::withheld), reported as
+// refused with `freeze_reply`, the reply that froze it: they are stale already and not sent again.
+void AppendWithheld(int pid, const Plan& plan, const std::string& freeze_reply,
+                    std::vector<model::Refusal>* refusals);
+
 // `prepare map <name>` / `prepare acl <name>` for a kReplaceMap / kReplaceAcl action. For any
 // other action, or a name no escape can carry, a Command with an empty line, which
 // cli::ValidateCommand (and so the client) refuses: nothing wrong is ever sent.

@@ -1,17 +1,15 @@
 #include "agent/reconcile/reconciler.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <utility>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "agent/base/check.h"
 #include "agent/base/log.h"
 #include "agent/parse/reply.h"
 #include "agent/parse/show_version.h"
 #include "agent/plan/commands.h"
-#include "agent/plan/observed.h"
 
 namespace hawk::reconcile {
 namespace {
@@ -21,46 +19,53 @@ namespace {
 // within milliseconds, and the new worker must be seeded at once.
 constexpr absl::Duration kFirstRetry = absl::Milliseconds(5);
 constexpr absl::Duration kMaxRetry = absl::Seconds(1);
-// Quiet time after the last full reconcile before its memory is given back (ScheduleTrim).
-constexpr absl::Duration kTrimAfterFullRun = absl::Seconds(1);
-// Pushes whose publish time is remembered for the push latency histograms.
-constexpr size_t kRememberedPushes = 4096;
 // Added to a batch's deadline per command it carries.
 constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 
-// Withheld from a frozen worker (already stale as such): reported refused with the reply that
-// froze it, not sent again.
-void AppendWithheld(int pid, const plan::Plan& plan, const std::string& freeze_reply,
-                    std::vector<model::Refusal>* refusals) {
-  for (const plan::Action& action : plan.withheld) {
-    for (cli::Command& command : plan::ServerCommands(pid, action)) {
-      refusals->push_back(model::Refusal{action.object(), std::move(command.text), freeze_reply});
-    }
-  }
-}
-
 }  // namespace
 
-// One reconcile in flight: the plan, the commands sent for it and what each one was for.
+// What a worker's reconciles are doing: one phase at a time, the transitions checked
+// (HAWK_CHECK), as Node's handle_wrap keeps its handle states.
+enum class Reconciler::Phase {
+  kIdle,     // nothing runs; Kick starts a reconcile when there is work
+  kRunning,  // a reconcile is in flight: `run` holds it
+  kBackoff,  // the last one failed: the retry timer runs it again (Kick may, once the registry
+             // has looked: await_refresh == 0)
+  kAwaitingRefresh,  // the retry is due, but the registry has not looked since the failure
+};
+
+// What the next reconcile of a worker does.
+enum class Reconciler::NextRun {
+  kIncremental,  // what `pending` holds, and no more: the worker held the state before
+  kObserve,      // what it holds is unknown: look at everything, then plan the difference
+  kSeed,         // born from the configuration file: plan the whole state without looking
+};
+
+// One reconcile in flight: the plan, the commands sent for it and what each one was for, and
+// what the replies said.
 struct Reconciler::Run {
   bool full = false;  // a seed or an observation: the whole state was planned
   plan::Plan plan;
   plan::PendingChanges taken;  // incremental: the changes this run applies
   std::vector<cli::Command> sent;
   std::vector<size_t> action_of;  // sent[i] is for plan.actions[action_of[i]]
+  // The push it brings the worker to, and that push's version and generation.
+  uint64_t target_seq = 0;
+  std::string target_version;
+  absl::optional<int64_t> target_generation;
+  std::vector<model::Refusal> refusals;
+  bool refused_unexpectedly = false;  // … of which one HAProxy refused for no reason hawk knows
 };
 
 struct Reconciler::WorkerState {
   int pid = 0;
   uint64_t epoch = 0;  // unique per WorkerState: a reused pid is another worker
   model::WorkerRole role = model::WorkerRole::kUnknown;
-  bool relayed = true;     // the registry lets hawk send it commands (WorkerReport::not_relayed)
-  bool busy = false;       // a reconcile is in progress
-  bool dirty = false;      // run again when the current reconcile ends
-  bool seed = false;       // born from the config file: plan everything without observing
-  bool observe = false;    // what it holds is unknown: observe in full before planning
+  bool relayed = true;  // the registry lets hawk send it commands (WorkerReport::not_relayed)
+  Phase phase = Phase::kIdle;
+  NextRun next = NextRun::kIncremental;
+  bool run_again = false;  // kRunning: run again when this reconcile ends (a push came)
   bool uncertain = false;  // the last apply was cut short: map keys may differ from the summaries
-  bool retry = false;      // the last reconcile failed: retry_timer will run it again
   // After a failure, run again only once the registry has reported from a refresh with this
   // number or later (0: not waiting). A failure is often a reload closing the connection, and
   // the pid may then belong to another process: a retry sent before the registry looked would
@@ -69,28 +74,20 @@ struct Reconciler::WorkerState {
   int failures = 0;  // consecutive failed reconciles (the retry backs off)
   std::unique_ptr<uv::Timer> retry_timer;
   plan::PendingChanges pending;  // changes since the last reconcile started
-  uint64_t pending_seq = 0;      // the last push merged into `pending`
-  uint64_t running_seq = 0;      // the push the reconcile in progress brings it to
-  std::string running_version;
-  absl::optional<int64_t> running_generation;
-  uint64_t synced_seq = 0;  // the push the last completed reconcile brought it to
-  std::unique_ptr<Run> run;
+  uint64_t synced_seq = 0;       // the push the last completed reconcile brought it to
+  std::unique_ptr<Run> run;      // kRunning only
   StaleSet stale;
-  model::WorkerSync sync;                // stale is filled from `stale` when read
-  std::vector<model::Refusal> refusals;  // gathered by the reconcile in progress
-  bool refused_unexpectedly = false;     // … of which one HAProxy refused for no known reason
-  std::string freeze_reply;              // the reply that froze this worker
-  bool sessions_busy = false;
-  absl::Time sessions_at = absl::InfinitePast();
+  model::WorkerSync sync;                       // stale is filled from `stale` when read
+  std::string freeze_reply;                     // the reply that froze this worker
   absl::Time listed_at = absl::InfinitePast();  // when the registry first listed it
-  bool seed_timed = false;                      // its seed time is in stats_.seed_seconds
+  bool awaiting_first_sync = false;             // born while hawk runs, and never in sync yet
 };
 
 Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
                        registry::WorkerRegistry* registry, const model::DesiredState* desired,
                        ReconcilerOptions options, std::function<absl::Time()> wall_clock)
     : loop_(loop),
-      client_(client),
+      route_(client),
       registry_(registry),
       desired_(desired),
       options_(options),
@@ -98,8 +95,7 @@ Reconciler::Reconciler(uv_loop_t* loop, cli::MasterClient* client,
       waiters_(
           loop, [this](uint64_t seq, int only_pid) { return PushComplete(seq, only_pid); },
           [this](uint64_t seq) { return OutcomeFor(seq); }),
-      resync_timer_(loop),
-      trim_timer_(loop) {}
+      resync_timer_(loop) {}
 
 Reconciler::~Reconciler() = default;
 
@@ -111,7 +107,7 @@ void Reconciler::Start() {
   resync_timer_.StartRepeating(options_.resync_interval, options_.resync_interval, [this] {
     // Drift repair: someone may have changed a worker behind hawk's back.
     for (auto& [pid, worker] : workers_) {
-      if (!worker->seed) worker->observe = true;
+      RequireObservation(worker.get());
       Kick(worker.get());
     }
   });
@@ -125,6 +121,10 @@ bool Reconciler::IsTarget(const WorkerState& worker) const {
   return worker.role == model::WorkerRole::kLeaving && options_.leaving_workers;
 }
 
+void Reconciler::RequireObservation(WorkerState* worker) {
+  if (worker->next != NextRun::kSeed) worker->next = NextRun::kObserve;
+}
+
 Reconciler::WorkerState* Reconciler::FindPid(int pid) {
   auto it = workers_.find(pid);
   return it == workers_.end() ? nullptr : it->second.get();
@@ -135,9 +135,11 @@ Reconciler::WorkerState* Reconciler::Find(int pid, uint64_t epoch) {
   return worker != nullptr && worker->epoch == epoch ? worker : nullptr;
 }
 
-void Reconciler::RememberPublish() {
-  publish_times_.emplace_back(desired_seq_, wall_clock_());
-  while (publish_times_.size() > kRememberedPushes) publish_times_.pop_front();
+absl::optional<WorkerView> Reconciler::View(int pid) const {
+  auto it = workers_.find(pid);
+  if (it == workers_.end()) return absl::nullopt;
+  const WorkerState& w = *it->second;
+  return WorkerView{w.epoch, w.role, w.relayed, w.phase == Phase::kRunning, &w.stale};
 }
 
 uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
@@ -147,10 +149,9 @@ uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
       !summary.backends_dropped.empty()) {
     server_seq_ = desired_seq_;
   }
-  RememberPublish();
-  if (written_.has_value()) {
-    written_->since.Merge(summary, *desired_);
-    if (written_->since.size() > options_.max_pending_objects) written_.reset();
+  publish_listeners_.Notify(desired_seq_);
+  if (written_.has_value() && !written_->Merge(summary, *desired_, options_.max_pending_objects)) {
+    written_.reset();
   }
   for (auto& [pid, worker] : workers_) {
     WorkerState& w = *worker;
@@ -158,16 +159,14 @@ uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
       w.stale.ForgetObject(absl::StrCat("backend/", backend));
     }
     if (!IsTarget(w)) {
-      // It misses this change: if it becomes a target, observe it.
-      if (!w.seed) w.observe = true;
+      RequireObservation(&w);  // it misses this change: if it becomes a target, look at it
       continue;
     }
-    w.pending_seq = desired_seq_;
-    if (w.seed || w.observe) continue;  // a full reconcile is due anyway
+    if (w.next != NextRun::kIncremental) continue;  // a full reconcile is due anyway
     w.pending.Merge(summary, *desired_);
     if (w.pending.size() > options_.max_pending_objects) {
       w.pending.Clear();
-      w.observe = true;
+      w.next = NextRun::kObserve;
     }
   }
   for (auto& [pid, worker] : workers_) Kick(worker.get());
@@ -179,12 +178,11 @@ uint64_t Reconciler::PublishWhole() {
   active_ = true;
   ++desired_seq_;
   server_seq_ = desired_seq_;
-  RememberPublish();
+  publish_listeners_.Notify(desired_seq_);
   written_.reset();  // no summary says what changed since the files were written
   for (auto& [pid, worker] : workers_) {
-    if (!worker->seed) worker->observe = true;
+    RequireObservation(worker.get());
     worker->pending.Clear();
-    worker->pending_seq = desired_seq_;
     Kick(worker.get());
   }
   Notify();
@@ -207,7 +205,9 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
     }
     if (state != nullptr && state->await_refresh != 0 &&
         registry_->report_refresh() >= state->await_refresh) {
-      state->await_refresh = 0;  // the registry looked after the failure: this is the same worker
+      // The registry looked after the failure: this is the same worker.
+      state->await_refresh = 0;
+      if (state->phase == Phase::kAwaitingRefresh) state->phase = Phase::kIdle;
     }
     if (state == nullptr) {
       auto fresh = std::make_unique<WorkerState>();
@@ -215,11 +215,11 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
       fresh->epoch = next_epoch_++;
       // Workers present when hawk starts hold unknown state: observe them. A worker that
       // appears later was just started from the config file: seed it without observing.
-      fresh->seed = !first && std::find(changes.appeared.begin(), changes.appeared.end(), w.pid) !=
-                                  changes.appeared.end();
-      fresh->observe = !fresh->seed;
+      bool born = !first && std::find(changes.appeared.begin(), changes.appeared.end(), w.pid) !=
+                                changes.appeared.end();
+      fresh->next = born ? NextRun::kSeed : NextRun::kObserve;
       fresh->listed_at = wall_clock_();
-      fresh->seed_timed = !fresh->seed;  // only workers born while hawk runs are timed
+      fresh->awaiting_first_sync = born;  // only workers born while hawk runs are timed
       state = fresh.get();
       workers_.emplace(w.pid, std::move(fresh));
     }
@@ -233,66 +233,67 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
       ++it;
     }
   }
-  absl::Time now = wall_clock_();
   for (auto& [pid, worker] : workers_) {
-    if (!worker->busy && !worker->retry && worker->synced_seq < desired_seq_) Kick(worker.get());
-    if (!worker->busy && worker->stale.HasServers() &&
-        now - worker->sessions_at >= options_.stale_sessions_refresh) {
-      RefreshSessions(worker.get());
-    }
+    if (worker->phase == Phase::kIdle && worker->synced_seq < desired_seq_) Kick(worker.get());
   }
   waiters_.Check();
 }
 
 void Reconciler::Kick(WorkerState* worker) {
-  if (!active_ || !IsTarget(*worker) || worker->await_refresh != 0) return;
-  if (worker->busy) {
-    worker->dirty = true;  // coalesced: the next run takes whatever is pending then
-    return;
+  if (!active_ || !IsTarget(*worker)) return;
+  switch (worker->phase) {
+    case Phase::kRunning:
+      worker->run_again = true;  // coalesced: the next run takes whatever is pending then
+      return;
+    case Phase::kAwaitingRefresh:
+      return;
+    case Phase::kBackoff:
+      // Before the registry looked again the pid may be another process's: wait. After, a push
+      // need not wait for the retry timer.
+      if (worker->await_refresh != 0) return;
+      worker->retry_timer->Stop();
+      worker->phase = Phase::kIdle;
+      break;
+    case Phase::kIdle:
+      HAWK_CHECK(worker->await_refresh == 0 && worker->run == nullptr);
+      break;
   }
-  bool work = worker->seed || worker->observe || !worker->pending.empty() ||
+  bool work = worker->next != NextRun::kIncremental || !worker->pending.empty() ||
               worker->synced_seq < desired_seq_;
   if (!work) return;
-  worker->busy = true;
-  worker->dirty = false;
-  worker->retry = false;
-  worker->refusals.clear();
-  worker->refused_unexpectedly = false;
-  worker->running_seq = desired_seq_;
-  worker->running_version = desired_->version;
-  worker->running_generation = desired_->generation;
-  if (worker->seed) {
-    worker->seed = false;
-    worker->observe = false;
-    worker->pending.Clear();
-    worker->stale.Clear();
-    ++stats_.seeds;
-    auto run = std::make_unique<Run>();
-    run->full = true;
-    worker->run = std::move(run);
-    if (written_.has_value() && (!written_->maps.empty() || !written_->acls.empty())) {
-      ListTables(worker);
+  worker->phase = Phase::kRunning;
+  worker->run_again = false;
+  switch (worker->next) {
+    case NextRun::kSeed:
+      Seed(worker);
       return;
-    }
-    Apply(worker, plan::PlanFullSeed(*desired_, nullptr, PlanOptionsFor(*worker)));
-    return;
-  }
-  if (worker->observe) {
-    Observe(worker);
-    return;
+    case NextRun::kObserve:
+      Observe(worker);
+      return;
+    case NextRun::kIncremental:
+      break;
   }
   ++stats_.incremental_reconciles;
-  auto run = std::make_unique<Run>();
-  run->taken = std::move(worker->pending);
+  worker->run = NewRun(/*full=*/false);
+  Run& run = *worker->run;
+  run.taken = std::move(worker->pending);
   worker->pending = plan::PendingChanges();
   plan::PlanOptions options = PlanOptionsFor(*worker);
   options.uncertain = worker->uncertain;
   absl::flat_hash_set<std::string> stale_servers = worker->stale.Servers();
   options.stale_servers = &stale_servers;
-  plan::Plan plan = plan::PlanChanges(*desired_, run->taken, options);
-  worker->stale.ForgetChanged(run->taken);
-  worker->run = std::move(run);
+  plan::Plan plan = plan::PlanChanges(*desired_, run.taken, options);
+  worker->stale.ForgetChanged(run.taken);
   Apply(worker, std::move(plan));
+}
+
+std::unique_ptr<Reconciler::Run> Reconciler::NewRun(bool full) const {
+  auto run = std::make_unique<Run>();
+  run->full = full;
+  run->target_seq = desired_seq_;
+  run->target_version = desired_->version;
+  run->target_generation = desired_->generation;
+  return run;
 }
 
 plan::PlanOptions Reconciler::PlanOptionsFor(const WorkerState& worker) const {
@@ -309,20 +310,25 @@ plan::PlanOptions Reconciler::PlanOptionsFor(const WorkerState& worker) const {
 
 void Reconciler::TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
                                absl::flat_hash_map<std::string, int64_t> acls) {
-  written_.emplace();
-  written_->maps = std::move(maps);
-  written_->acls = std::move(acls);
+  written_.emplace(std::move(maps), std::move(acls));
 }
 
 bool Reconciler::TableUnchangedSinceWritten(bool acl, const std::string& name) const {
-  if (!written_.has_value()) return false;
-  const auto& written = acl ? written_->acls : written_->maps;
-  const auto& changed = acl ? written_->since.acls() : written_->since.maps();
-  return written.contains(name) && !changed.contains(name);
+  return written_.has_value() && written_->Unchanged(acl, name);
 }
 
-void Reconciler::ListTables(WorkerState* worker) {
-  Submit(worker, TableListingCommands(worker->pid), &Reconciler::OnTablesListed);
+void Reconciler::Seed(WorkerState* worker) {
+  worker->next = NextRun::kIncremental;
+  worker->pending.Clear();
+  worker->stale.Clear();
+  ++stats_.seeds;
+  worker->run = NewRun(/*full=*/true);
+  if (written_.has_value() && !written_->empty()) {
+    // With written tables, first list the worker's maps and ACLs: confirm what it read.
+    Submit(worker, TableListingCommands(worker->pid), &Reconciler::OnTablesListed);
+    return;
+  }
+  Apply(worker, plan::PlanFullSeed(*desired_, nullptr, PlanOptionsFor(*worker)));
 }
 
 void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
@@ -331,15 +337,12 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
   if (absl::optional<std::string> error = TransportFailure(TableListingCommands(pid), results)) {
     // Nothing was sent yet: the retry is this seed again, not an observation.
     Fail(worker, *std::move(error));
-    worker->seed = true;
-    worker->observe = false;
+    worker->next = NextRun::kSeed;
     worker->uncertain = false;
     return;
   }
   // Planned against the state as it is now: pushes that came while listing are in it.
-  worker->running_seq = desired_seq_;
-  worker->running_version = desired_->version;
-  worker->running_generation = desired_->generation;
+  worker->run = NewRun(/*full=*/true);
   worker->pending.Clear();
   if (!written_.has_value()) {  // forgotten meanwhile
     Apply(worker, plan::PlanFullSeed(*desired_, nullptr, PlanOptionsFor(*worker)));
@@ -347,25 +350,23 @@ void Reconciler::OnTablesListed(int pid, uint64_t epoch, std::vector<cli::Comman
   }
   // The tables the worker read from their files get only the changes since; the others, whole.
   plan::TablesAtBirth born;
-  born.since = &written_->since;
-  born.maps = TablesReadFromFiles(results[0], /*acl=*/false, written_->maps);
-  born.acls = TablesReadFromFiles(results[1], /*acl=*/true, written_->acls);
+  born.since = &written_->since();
+  born.maps = TablesReadFromFiles(results[0], /*acl=*/false, written_->maps());
+  born.acls = TablesReadFromFiles(results[1], /*acl=*/true, written_->acls());
   stats_.tables_from_files += born.maps.size() + born.acls.size();
   base::LogDebug("reconcile worker ", pid, ": seeded with ", born.maps.size(), " of ",
-                 written_->maps.size(), " written maps and ", born.acls.size(), " of ",
-                 written_->acls.size(), " written ACLs read from their files");
+                 written_->maps().size(), " written maps and ", born.acls.size(), " of ",
+                 written_->acls().size(), " written ACLs read from their files");
   Apply(worker, plan::PlanFullSeed(*desired_, &born, PlanOptionsFor(*worker)));
 }
 
 void Reconciler::Observe(WorkerState* worker) {
   ++stats_.observes;
-  worker->observe = false;
+  worker->next = NextRun::kIncremental;
   worker->pending.Clear();  // the diff covers every change up to when the replies are planned
   int pid = worker->pid;
   std::vector<cli::Command> commands = ObservationCommands(*desired_, pid);
-  auto run = std::make_unique<Run>();
-  run->full = true;
-  worker->run = std::move(run);
+  worker->run = NewRun(/*full=*/true);
   if (commands.empty()) {
     OnObserved(pid, worker->epoch, {});
     return;
@@ -377,14 +378,12 @@ void Reconciler::OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandRes
   WorkerState* worker = Find(pid, epoch);
   if (worker == nullptr) return;
   // Planned against the state as it is now: pushes that came while observing are in it.
-  worker->running_seq = desired_seq_;
-  worker->running_version = desired_->version;
-  worker->running_generation = desired_->generation;
+  worker->run = NewRun(/*full=*/true);
   worker->pending.Clear();
   absl::StatusOr<plan::ObservedWorker> observed = ObservedFromReplies(*desired_, results);
   if (!observed.ok()) {
-    worker->observe = true;
     Fail(worker, std::string(observed.status().message()));
+    worker->next = NextRun::kObserve;
     return;
   }
   worker->uncertain = false;
@@ -394,21 +393,16 @@ void Reconciler::OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandRes
 
 void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
                         void (Reconciler::*then)(int, uint64_t, std::vector<cli::CommandResult>)) {
+  HAWK_CHECK(worker->phase == Phase::kRunning && worker->run != nullptr);
   stats_.commands_sent += commands.size();
   absl::Duration timeout =
       options_.batch_timeout + kPerCommandBudget * static_cast<int64_t>(commands.size());
   int pid = worker->pid;
   uint64_t epoch = worker->epoch;
-  cli::MasterClient* via = client_;
-  if (worker_client_ != nullptr && worker->role == model::WorkerRole::kCurrent &&
-      worker_client_->worker_pid() == pid) {
-    via = worker_client_;
-    ++stats_.batches_via_worker_socket;
-  }
+  if (route_.Direct(pid, worker->role)) ++stats_.batches_via_worker_socket;
   // A seed or an observation is whole-state work: never in the way of a push (BatchPriority).
-  cli::BatchPriority priority = worker->run != nullptr && worker->run->full
-                                    ? cli::BatchPriority::kBulk
-                                    : cli::BatchPriority::kInteractive;
+  cli::BatchPriority priority =
+      worker->run->full ? cli::BatchPriority::kBulk : cli::BatchPriority::kInteractive;
   // Guarded: the batch may still be queued in the client when the reconciler is gone.
   auto done = lifetime_.Guard([this, pid, epoch, then](std::vector<cli::CommandResult> results) {
     // `Can't find the target PID`: the worker exited (or is still starting). The registry looks
@@ -419,7 +413,7 @@ void Reconciler::Submit(WorkerState* worker, std::vector<cli::Command> commands,
     }
     (this->*then)(pid, epoch, std::move(results));
   });
-  via->Submit(std::move(commands), std::move(done), timeout, priority);
+  route_.For(pid, worker->role)->Submit(std::move(commands), std::move(done), timeout, priority);
 }
 
 void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
@@ -427,7 +421,7 @@ void Reconciler::Apply(WorkerState* worker, plan::Plan plan) {
   run.plan = std::move(plan);
   worker->stale.AddAll(run.plan.stale);
   int pid = worker->pid;
-  AppendWithheld(pid, run.plan, worker->freeze_reply, &worker->refusals);
+  plan::AppendWithheld(pid, run.plan, worker->freeze_reply, &run.refusals);
   plan::PlannedCommands batch = plan::FirstBatch(pid, run.plan);
   for (const auto& [a, reason] : batch.unsendable) {
     RecordRefusal(worker, run.plan.actions[a], "", reason);
@@ -533,10 +527,10 @@ ReplyVerdict Reconciler::Record(WorkerState* worker, const plan::Action& action,
     case ReplyVerdict::kMissing:
       break;
     case ReplyVerdict::kRefused:
-      if (reply.unexpected) worker->refused_unexpectedly = true;
+      if (reply.unexpected) worker->run->refused_unexpectedly = true;
       break;
   }
-  worker->refusals.push_back(model::Refusal{action.object(), command.text, reply.text});
+  worker->run->refusals.push_back(model::Refusal{action.object(), command.text, reply.text});
   if (reply.stale) worker->stale.Add(*std::move(reply.stale));
   return reply.verdict;
 }
@@ -545,144 +539,92 @@ void Reconciler::RecordRefusal(WorkerState* worker, const plan::Action& action, 
                                std::string reply) {
   worker->stale.Add(model::StaleObject{action.object(), action.field(), "", "",
                                        absl::StrCat("cannot be sent: ", reply)});
-  worker->refusals.push_back(model::Refusal{action.object(), std::move(command), std::move(reply)});
+  worker->run->refusals.push_back(
+      model::Refusal{action.object(), std::move(command), std::move(reply)});
 }
 
 void Reconciler::Finish(WorkerState* worker) {
+  HAWK_CHECK(worker->phase == Phase::kRunning && worker->run != nullptr);
+  std::unique_ptr<Run> run = std::move(worker->run);
   model::WorkerSync& sync = worker->sync;
   worker->failures = 0;
   worker->uncertain = false;
   sync.managed = true;
   sync.error.clear();
-  sync.refused = worker->refusals;
+  sync.refused = std::move(run->refusals);
   sync.in_sync = worker->stale.empty();
   if (sync.in_sync) {
-    sync.applied_version = worker->running_version;
-    sync.applied_generation = worker->running_generation;
+    sync.applied_version = run->target_version;
+    sync.applied_generation = run->target_generation;
   }
-  RecordLatencies(*worker, worker->synced_seq, worker->running_seq);
-  worker->synced_seq = worker->running_seq;
+  ReconcileEnd end{worker->pid, worker->epoch,     worker->role,       /*ok=*/true,
+                   run->full,   worker->listed_at, worker->synced_seq, run->target_seq};
+  end.first_sync = worker->awaiting_first_sync && sync.in_sync;
+  if (end.first_sync) worker->awaiting_first_sync = false;
+  end.stale_servers = worker->stale.HasServers();
+  end.finished_at = wall_clock_();
+  worker->synced_seq = run->target_seq;
   // A refusal HAProxy gave for no reason hawk knows: what the worker holds may differ from what
   // hawk believes. Look at everything once (not after a full reconcile: that would loop).
-  if (worker->refused_unexpectedly && worker->run != nullptr && !worker->run->full) {
-    worker->observe = true;
-    worker->dirty = true;
+  if (run->refused_unexpectedly && !run->full) {
+    worker->next = NextRun::kObserve;
+    worker->run_again = true;
   }
-  if (worker->run != nullptr && worker->run->full) ScheduleTrim();
-  worker->run.reset();
-  bool stale_servers = worker->stale.HasServers();
-  if (!stale_servers) sync.sessions_on_stale_servers = 0;
-  int pid = worker->pid;
-  uint64_t epoch = worker->epoch;
-  EndReconcile(worker);
-  // EndReconcile may have started another reconcile; the session count is independent of it.
-  if (WorkerState* again = Find(pid, epoch); again != nullptr && stale_servers) {
-    RefreshSessions(again);
-  }
-}
-
-void Reconciler::RecordLatencies(WorkerState& worker, uint64_t from_seq, uint64_t to_seq) {
-  absl::Time now = wall_clock_();
-  if (!worker.seed_timed && worker.sync.in_sync) {
-    worker.seed_timed = true;
-    stats_.seed_seconds.Observe(absl::ToDoubleSeconds(now - worker.listed_at));
-  }
-  metrics::Histogram* push = nullptr;
-  if (worker.role == model::WorkerRole::kCurrent) push = &stats_.push_applied_current_seconds;
-  if (worker.role == model::WorkerRole::kLeaving) push = &stats_.push_applied_leaving_seconds;
-  if (push == nullptr || publish_times_.empty() || to_seq <= from_seq) return;
-  // The pushes in (from_seq, to_seq] still remembered; publish_times_ holds consecutive seqs.
-  uint64_t first = publish_times_.front().first;
-  for (uint64_t seq = std::max(from_seq + 1, first); seq <= to_seq; ++seq) {
-    size_t index = seq - first;
-    if (index >= publish_times_.size()) break;
-    absl::Time published = publish_times_[index].second;
-    if (published < worker.listed_at) continue;  // before the worker existed: its seed's time
-    push->Observe(absl::ToDoubleSeconds(now - published));
-  }
-}
-
-void Reconciler::ScheduleTrim() {
-  // A full reconcile at ingress scale allocates tens of megabytes (a `show map` reply of 100,000
-  // entries, the table parsed from it, the seed's commands) and frees them when it ends; main.cc
-  // keeps freed heap memory for speed, so without this a hawk that only seeded and observed
-  // (no PUT, whose service trims on its own) would hold it for good. Restarted by every full
-  // reconcile that ends, so a burst (a reload's seed, then a resync) trims once.
-  trim_timer_.Start(kTrimAfterFullRun, [] { ::malloc_trim(0); });
+  run.reset();  // a full reconcile's replies and commands go before its subscribers run
+  worker->phase = Phase::kIdle;
+  EndReconcile(worker, end);
 }
 
 void Reconciler::Fail(WorkerState* worker, std::string error) {
+  HAWK_CHECK(worker->phase == Phase::kRunning && worker->run != nullptr);
   base::LogDebug("reconcile worker ", worker->pid, ": ", error);
+  std::unique_ptr<Run> run = std::move(worker->run);
   worker->sync.error = std::move(error);
-  worker->retry = true;
-  if (worker->run != nullptr) {
-    if (worker->run->full) {
-      // Redo the whole reconcile (seed or observe): part of it may have run.
-      worker->observe = true;
-      ScheduleTrim();
-    } else {
-      // Put back what this run carried, before what arrived since.
-      plan::PendingChanges later = std::move(worker->pending);
-      worker->pending = std::move(worker->run->taken);
-      worker->pending.MergeLater(later, *desired_);
-    }
-    worker->uncertain = true;
-    worker->run.reset();
+  if (run->full) {
+    worker->next = NextRun::kObserve;  // redo the whole reconcile: part of it may have run
+  } else {
+    // Put back what this run carried, before what arrived since.
+    plan::PendingChanges later = std::move(worker->pending);
+    worker->pending = std::move(run->taken);
+    worker->pending.MergeLater(later, *desired_);
   }
+  worker->uncertain = true;
+  ReconcileEnd end{worker->pid, worker->epoch, worker->role, /*ok=*/false, run->full};
+  run.reset();
   absl::Duration delay = std::min(kMaxRetry, kFirstRetry * (1 << std::min(worker->failures, 8)));
   ++worker->failures;
   if (!worker->retry_timer) worker->retry_timer = std::make_unique<uv::Timer>(loop_);
-  int pid = worker->pid;
-  uint64_t epoch = worker->epoch;
+  worker->phase = Phase::kBackoff;
   worker->await_refresh = registry_->refreshes_begun() + 1;
-  worker->retry_timer->Start(delay, [this, pid, epoch] {
-    WorkerState* w = Find(pid, epoch);
-    if (w != nullptr && w->retry && !w->busy) {
-      w->retry = false;
-      if (w->await_refresh != 0) {
-        registry_->RefreshNow();  // OnWorkers runs it once the registry has looked
-        return;
-      }
-      Kick(w);
-    }
-  });
-  EndReconcile(worker);
+  worker->retry_timer->Start(
+      delay, [this, pid = worker->pid, epoch = worker->epoch] { OnRetryDue(pid, epoch); });
+  EndReconcile(worker, end);
 }
 
-void Reconciler::EndReconcile(WorkerState* worker) {
-  worker->busy = false;
+void Reconciler::OnRetryDue(int pid, uint64_t epoch) {
+  WorkerState* worker = Find(pid, epoch);
+  if (worker == nullptr || worker->phase != Phase::kBackoff) return;
+  if (worker->await_refresh != 0) {
+    worker->phase = Phase::kAwaitingRefresh;
+    registry_->RefreshNow();  // OnWorkers runs it once the registry has looked
+    return;
+  }
+  worker->phase = Phase::kIdle;
+  Kick(worker);
+}
+
+void Reconciler::EndReconcile(WorkerState* worker, ReconcileEnd end) {
+  int pid = worker->pid;
+  uint64_t epoch = worker->epoch;
   Notify();
   waiters_.Check();
-  if (worker->dirty && !worker->retry) Kick(worker);
-}
-
-void Reconciler::RefreshSessions(WorkerState* worker) {
-  if (worker->sessions_busy || !worker->relayed) return;
-  worker->sessions_busy = true;
-  int pid = worker->pid;
-  uint64_t epoch = worker->epoch;
-  auto done = lifetime_.Guard([this, pid, epoch](std::vector<cli::CommandResult> results) {
-    OnSessions(pid, epoch, std::move(results));
-  });
-  cli::MasterClient* via = client_;
-  if (worker_client_ != nullptr && worker->role == model::WorkerRole::kCurrent &&
-      worker_client_->worker_pid() == pid) {
-    via = worker_client_;  // not through the master
+  if (WorkerState* again = Find(pid, epoch);
+      again != nullptr && again->phase == Phase::kIdle && again->run_again) {
+    Kick(again);
   }
-  via->Submit({cli::Command::ForWorker(pid, "show sess")}, std::move(done), options_.batch_timeout);
-}
-
-void Reconciler::OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results) {
-  WorkerState* worker = Find(pid, epoch);
-  if (worker == nullptr) return;
-  worker->sessions_busy = false;
-  worker->sessions_at = wall_clock_();
-  if (!results[0].ok()) return;
-  absl::StatusOr<int64_t> count = CountSessionsOnStaleServers(*results[0], worker->stale);
-  if (count.ok() && *count != worker->sync.sessions_on_stale_servers) {
-    worker->sync.sessions_on_stale_servers = *count;
-    Notify();
-  }
+  // After the next reconcile started: the subscribers' own batches (a `show sess`) queue
+  // behind it rather than before it.
+  reconcile_listeners_.Notify(end);
 }
 
 void Reconciler::WaitForPush(uint64_t seq, absl::Duration timeout,
@@ -728,7 +670,8 @@ PushOutcome Reconciler::OutcomeFor(uint64_t seq) const {
     if (it == workers_.end() || !IsTarget(*it->second)) continue;
     const WorkerState& state = *it->second;
     outcome.workers.push_back(OutcomeOnWorker(w.pid, state.role, state.synced_seq >= seq,
-                                              state.busy, state.sync, state.stale));
+                                              state.phase == Phase::kRunning, state.sync,
+                                              state.stale));
   }
   return outcome;
 }
@@ -753,12 +696,12 @@ std::vector<WorkerPreview> Reconciler::Preview(const model::ChangeSummary& summa
     preview.role = w.role;
     plan::PlanOptions options = PlanOptionsFor(w);
     plan::Plan plan;
-    if (w.seed) {
+    if (w.next == NextRun::kSeed) {
       // Tables read from files hawk wrote get only the changes since; the seed confirms which
       // ones the worker read when it runs, so the preview shows them in full.
       preview.basis = PreviewBasis::kSeed;
       plan = plan::PlanFullSeed(*desired_, nullptr, options);
-    } else if (w.observe) {
+    } else if (w.next == NextRun::kObserve) {
       preview.basis = PreviewBasis::kObserve;
       continue;
     } else {
@@ -775,7 +718,7 @@ std::vector<WorkerPreview> Reconciler::Preview(const model::ChangeSummary& summa
       options.stale_servers = &stale_servers;
       plan = plan::PlanChanges(*desired_, pending, options);
     }
-    AppendWithheld(pid, plan, w.freeze_reply, &preview.refused);
+    plan::AppendWithheld(pid, plan, w.freeze_reply, &preview.refused);
     plan::PlannedCommands batch = plan::FirstBatch(pid, plan);
     for (const auto& [a, reason] : batch.unsendable) {
       preview.refused.push_back(model::Refusal{plan.actions[a].object(), "", reason});

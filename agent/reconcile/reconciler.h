@@ -27,7 +27,6 @@
 #include <uv.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -40,12 +39,12 @@
 #include "agent/base/callback_list.h"
 #include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
-#include "agent/metrics/exposition.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/workers.h"
 #include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
+#include "agent/plan/written_tables.h"
 #include "agent/reconcile/observation.h"
 #include "agent/reconcile/preview.h"
 #include "agent/reconcile/push_outcome.h"
@@ -65,8 +64,6 @@ struct ReconcilerOptions {
   // false: only CURRENT workers are targets (`--workers=current`, what stats-socket based
   // controllers do); leaving workers keep whatever they had.
   bool leaving_workers = true;
-  // How often the live-session count on stale servers of a worker is refreshed.
-  absl::Duration stale_sessions_refresh = absl::Seconds(1);
   // A worker whose pending changes grow past this many objects (unreachable for long, say) is
   // observed in full instead when it comes back: memory stays bounded.
   size_t max_pending_objects = 200000;
@@ -81,12 +78,49 @@ struct ReconcilerStats {
   uint64_t batches_via_worker_socket = 0;
   // Tables that seeds took from the files hawk wrote (TablesWritten) instead of replacing them.
   uint64_t tables_from_files = 0;
-  // From a push's Publish to each target worker finishing a reconcile that covers it (pushes made
-  // after the worker appeared), by role at the time.
-  metrics::Histogram push_applied_current_seconds{metrics::LatencyBucketsSeconds()};
-  metrics::Histogram push_applied_leaving_seconds{metrics::LatencyBucketsSeconds()};
-  // From a new worker being listed to its first reconcile that leaves it in sync.
-  metrics::Histogram seed_seconds{metrics::LatencyBucketsSeconds()};
+};
+
+// One reconcile of one worker ended (AddReconcileListener).
+struct ReconcileEnd {
+  int pid = 0;
+  uint64_t epoch = 0;  // the reconciler's number for this worker: a reused pid gets another
+  model::WorkerRole role = model::WorkerRole::kUnknown;
+  bool ok = false;    // false: cut short (retried); nothing below but `full` is meaningful then
+  bool full = false;  // a seed or an observation: the whole state was planned, replies and all
+  absl::Time listed_at = absl::InfinitePast();  // when the registry first listed the worker
+  uint64_t from_seq = 0;                        // the push the worker held before …
+  uint64_t to_seq = 0;                          // … and the push it holds now
+  bool first_sync = false;     // the first to leave a worker born while hawk runs in sync
+  bool stale_servers = false;  // some of its servers stay stale
+  absl::Time finished_at = absl::InfinitePast();
+};
+
+// What the reconciler knows of one worker, for its subscribers (Reconciler::View).
+struct WorkerView {
+  uint64_t epoch = 0;
+  model::WorkerRole role = model::WorkerRole::kUnknown;
+  bool relayed = false;
+  bool reconciling = false;
+  const StaleSet* stale = nullptr;  // valid until the worker's state changes
+};
+
+// Which connection carries a batch for a worker: its own stats socket (--worker-socket) while that
+// socket reaches it and it is CURRENT, else the master CLI (`@!<pid>`).
+class WorkerRoute {
+ public:
+  explicit WorkerRoute(cli::MasterClient* master) : master_(master) {}
+  void SetWorkerSocket(cli::MasterClient* worker_socket) { worker_socket_ = worker_socket; }
+  bool Direct(int pid, model::WorkerRole role) const {
+    return worker_socket_ != nullptr && role == model::WorkerRole::kCurrent &&
+           worker_socket_->worker_pid() == pid;
+  }
+  cli::MasterClient* For(int pid, model::WorkerRole role) const {
+    return Direct(pid, role) ? worker_socket_ : master_;
+  }
+
+ private:
+  cli::MasterClient* master_;
+  cli::MasterClient* worker_socket_ = nullptr;
 };
 
 class Reconciler {
@@ -103,7 +137,8 @@ class Reconciler {
   // The current worker's own stats socket (--worker-socket): batches for the worker it reaches
   // (cli::MasterClient::worker_pid) go there while that worker is CURRENT; the rest, and all
   // batches whenever it reaches no one, through the master.
-  void SetWorkerSocket(cli::MasterClient* worker_client) { worker_client_ = worker_client; }
+  void SetWorkerSocket(cli::MasterClient* worker_client) { route_.SetWorkerSocket(worker_client); }
+  const WorkerRoute& route() const { return route_; }
 
   // The desired state changed as `summary` says (it is already in `desired`). Returns the push's
   // sequence number, for WaitForPush. O(summary × target workers).
@@ -152,23 +187,39 @@ class Reconciler {
   base::Subscription AddListener(std::function<void()> listener) {
     return listeners_.Add(std::move(listener));
   }
+  // Runs `listener` with each push's sequence number as it is published.
+  base::Subscription AddPublishListener(std::function<void(uint64_t seq)> listener) {
+    return publish_listeners_.Add(std::move(listener));
+  }
+  // Runs `listener` whenever a reconcile of a worker ends, finished or cut short.
+  base::Subscription AddReconcileListener(std::function<void(const ReconcileEnd&)> listener) {
+    return reconcile_listeners_.Add(std::move(listener));
+  }
+  // What the reconciler knows of worker `pid` (nullopt: nothing, it is not listed).
+  absl::optional<WorkerView> View(int pid) const;
 
   const ReconcilerStats& stats() const { return stats_; }
 
  private:
+  enum class Phase;
+  enum class NextRun;
   struct WorkerState;
   struct Run;
 
   void OnWorkers(const model::WorkersReport& report, const registry::WorkerChanges& changes);
   bool IsTarget(const WorkerState& worker) const;
+  // The worker's next reconcile looks at everything first (a seed stays a seed: it plans
+  // everything anyway).
+  static void RequireObservation(WorkerState* worker);
   // Planning options for `worker`: the HAProxy version's costs, and whether it is frozen.
   plan::PlanOptions PlanOptionsFor(const WorkerState& worker) const;
+  // Starts a reconcile of `worker` when it is idle and has work; coalesces when one runs.
   void Kick(WorkerState* worker);
+  std::unique_ptr<Run> NewRun(bool full) const;
   // The steps of one reconcile. Callbacks find their worker again by pid and epoch: it may be
   // gone, or its pid reused by another worker.
+  void Seed(WorkerState* worker);
   void Observe(WorkerState* worker);
-  // A seed with written tables: lists the worker's maps and ACLs to confirm what it read.
-  void ListTables(WorkerState* worker);
   void OnTablesListed(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
   void OnObserved(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
   void Apply(WorkerState* worker, plan::Plan plan);
@@ -182,15 +233,11 @@ class Reconciler {
                       const cli::CommandResult& result, bool as_add);
   void RecordRefusal(WorkerState* worker, const plan::Action& action, std::string command,
                      std::string reply);
+  // A reconcile ends: kRunning → kIdle (Finish) or kBackoff (Fail).
   void Finish(WorkerState* worker);
   void Fail(WorkerState* worker, std::string error);
-  void ScheduleTrim();
-  // Publish times, and the histograms of ReconcilerStats once `worker` reached `to_seq`.
-  void RememberPublish();
-  void RecordLatencies(WorkerState& worker, uint64_t from_seq, uint64_t to_seq);
-  void EndReconcile(WorkerState* worker);
-  void RefreshSessions(WorkerState* worker);
-  void OnSessions(int pid, uint64_t epoch, std::vector<cli::CommandResult> results);
+  void OnRetryDue(int pid, uint64_t epoch);
+  void EndReconcile(WorkerState* worker, ReconcileEnd end);
   // For the waiters: whether every target worker (only `only_pid`, when not 0) reached push
   // `seq`, and the outcome of push `seq` on each target worker, as of now.
   bool PushComplete(uint64_t seq, int only_pid) const;
@@ -200,8 +247,7 @@ class Reconciler {
   WorkerState* FindPid(int pid);
 
   uv_loop_t* loop_;
-  cli::MasterClient* client_;
-  cli::MasterClient* worker_client_ = nullptr;
+  WorkerRoute route_;
   registry::WorkerRegistry* registry_;
   const model::DesiredState* desired_;
   ReconcilerOptions options_;
@@ -213,21 +259,12 @@ class Reconciler {
   bool seen_first_report_ = false;
   absl::flat_hash_map<int, std::unique_ptr<WorkerState>> workers_;
   PushWaiters waiters_;  // checked whenever a worker finished or the worker set changed
-  // What the map and ACL files hold (TablesWritten): entries written per table, and every change
-  // since the write, merged as for a worker that holds what the files hold.
-  struct WrittenTables {
-    absl::flat_hash_map<std::string, int64_t> maps;
-    absl::flat_hash_map<std::string, int64_t> acls;
-    plan::PendingChanges since;
-  };
-  absl::optional<WrittenTables> written_;
-  // When each recent push was published (seq, time), oldest first; for push_applied_*_seconds.
-  std::deque<std::pair<uint64_t, absl::Time>> publish_times_;
+  // What the map and ACL files hold (TablesWritten), and every change since.
+  absl::optional<plan::WrittenTables> written_;
   uv::Timer resync_timer_;
-  // After a full reconcile (a seed or an observation: replies and commands of the whole state)
-  // gives its memory back to the system once no other is running; see ScheduleTrim.
-  uv::Timer trim_timer_;
   base::CallbackList<> listeners_;
+  base::CallbackList<uint64_t> publish_listeners_;
+  base::CallbackList<const ReconcileEnd&> reconcile_listeners_;
   base::Subscription workers_subscription_;  // to the registry's reports (Start)
   ReconcilerStats stats_;
   // Guards callbacks that outlive the reconciler (batches still in the clients' queues). Last:

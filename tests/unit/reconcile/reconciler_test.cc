@@ -30,6 +30,7 @@
 #include "agent/parse/servers_state.h"
 #include "agent/plan/observed.h"
 #include "agent/plan/plan.h"
+#include "agent/reconcile/stale_sessions.h"
 #include "agent/registry/registry.h"
 #include "agent/uv/loop.h"
 #include "agent/uv/timer.h"
@@ -175,6 +176,7 @@ class ReconcilerTest : public ::testing::Test {
   }
   void TearDown() override {
     // Users before what they use, as App::Stop does.
+    stale_sessions_.reset();
     reconciler_.reset();
     registry_.reset();
     client_.reset();
@@ -210,6 +212,8 @@ class ReconcilerTest : public ::testing::Test {
     registry_->SetGraceSource([] { return absl::Hours(1); });
     reconciler_ = std::make_unique<Reconciler>(loop_.get(), client_.get(), registry_.get(), &state_,
                                                options, [] { return absl::Now(); });
+    stale_sessions_ = std::make_unique<StaleSessions>(
+        reconciler_.get(), registry_.get(), StaleSessionsOptions{}, [] { return absl::Now(); });
     client_->Start();
     registry_->Start();
     reconciler_->Start();
@@ -265,6 +269,7 @@ class ReconcilerTest : public ::testing::Test {
   model::WorkersReport Annotated() const {
     model::WorkersReport report = registry_->Snapshot();
     reconciler_->Annotate(&report);
+    stale_sessions_->Annotate(&report);
     return report;
   }
 
@@ -276,6 +281,7 @@ class ReconcilerTest : public ::testing::Test {
   std::unique_ptr<cli::MasterClient> client_;
   std::unique_ptr<registry::WorkerRegistry> registry_;
   std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<StaleSessions> stale_sessions_;  // as App wires it
 };
 
 // A worker that a reload starts after hawk is running comes from the (stale) configuration file:
