@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "agent/model/workers.h"
+#include "agent/plan/plan.h"
 
 namespace hawk::reconcile {
 
@@ -41,5 +42,11 @@ struct WorkerPreview {
   std::vector<model::Refusal> refused;
   std::vector<model::StaleObject> stale;  // what would stay stale, and why
 };
+
+// Fills `preview` with what `plan` would send to worker `pid` first (plan::FirstBatch), what it
+// would refuse unsent (the withheld server changes of a worker frozen by `freeze_reply`, entries no
+// command can carry), the tables it would replace and what would stay stale.
+void DescribePlan(int pid, plan::Plan plan, const std::string& freeze_reply,
+                  WorkerPreview* preview);
 
 }  // namespace hawk::reconcile
