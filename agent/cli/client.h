@@ -50,7 +50,6 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -59,6 +58,8 @@
 #include "agent/base/callback_list.h"
 #include "agent/cli/command.h"
 #include "agent/cli/framer.h"
+#include "agent/cli/reconnect_pacing.h"
+#include "agent/cli/relay_gate.h"
 #include "agent/cli/reply_attribution.h"
 #include "agent/cli/wire.h"
 #include "agent/uv/stream.h"
@@ -222,7 +223,7 @@ class MasterClient {
   // not a master closing each connection hawk sends on, so the next close backs off as a first
   // one. Without this, reloads that come faster than stable_after would each wait up to
   // max_close_backoff for a connection (and a new worker that long for its seed).
-  void ForgetCloseStreak() { close_streak_ = 0; }
+  void ForgetCloseStreak() { pacing_.ForgetCloseStreak(); }
   int ConnectionBudget() const;
   int max_connections() const { return options_.max_connections; }
 
@@ -251,6 +252,9 @@ class MasterClient {
   void OpenConnection();
   void OnConnected(Connection* conn, absl::Status status);
   void OnHandshakeSlow(Connection* conn);
+  // A reply during the handshake (the first prompt; on a worker socket, `show info`). False when
+  // the connection was dropped.
+  bool OnHandshakeReply(Connection* conn, const FramedReply& reply);
   void OnData(Connection* conn, absl::string_view bytes);
   void OnEnd(Connection* conn, absl::Status status);
   void SendBatch(Connection* conn, std::unique_ptr<Batch> batch);
@@ -288,24 +292,13 @@ class MasterClient {
   std::vector<std::unique_ptr<Connection>> connections_;
   std::deque<std::unique_ptr<Batch>> queue_;
   uv::Timer reconnect_timer_;
-  absl::Duration lost_at_;  // loop time the master was last lost (for the retry pacing)
-  absl::Duration retry_delay_;
+  ReconnectPacing pacing_;
   base::CallbackList<> on_lost_;
   base::CallbackList<> on_reachable_;
   base::CallbackList<int> on_relay_closed_;
   base::CallbackList<> on_refused_;
-  bool have_listing_ = false;
-  // The master closed a connection since the last listing: relays wait for the next one.
-  bool listing_stale_ = false;
-  absl::flat_hash_set<int> listed_;
-  struct RelayWindow {
-    absl::Duration until;  // loop time; commands must reach the worker before it
-    std::string why;
-  };
-  absl::flat_hash_map<int, RelayWindow> relay_windows_;  // pids without one: no limit
+  RelayGate relays_;  // the master's listing and the workers' relay windows
   int slots_lost_ = 0;
-  int close_streak_ = 0;            // closes by the master in a row (see stable_after)
-  absl::Duration last_peer_close_;  // loop time of the last close by the master
   MasterClientStats stats_;
   uint64_t next_batch_id_ = 1;
   int worker_pid_ = 0;

@@ -11,17 +11,6 @@
 namespace hawk::cli {
 namespace {
 
-absl::Status MasterErrorStatus(parse::ReplyCode code, std::string message) {
-  switch (code) {
-    case parse::ReplyCode::kTargetNotFound:
-      return absl::NotFoundError(std::move(message));
-    case parse::ReplyCode::kPermissionDenied:
-      return absl::PermissionDeniedError(std::move(message));
-    default:
-      return absl::UnavailableError(std::move(message));
-  }
-}
-
 // The replies of commands [*next, end), sent as one `@@!<pid>` line.
 bool AttributeLineReplies(const std::vector<Command>& commands, size_t end, int pid,
                           std::string text, size_t* next, std::vector<CommandResult>* results) {
@@ -30,7 +19,7 @@ bool AttributeLineReplies(const std::vector<Command>& commands, size_t end, int 
   // A master error answers for the whole line: its worker is gone or unreachable.
   if (absl::optional<parse::ReplyCode> master_error = parse::ClassifyMasterError(text)) {
     for (size_t i = begin; i < end; ++i) {
-      (*results)[i] = MasterErrorStatus(
+      (*results)[i] = parse::ReplyCodeStatus(
           *master_error,
           absl::StrCat("`", MasterLine(commands[i]), "` (in one `@@!", pid,
                        "` line): master replied \"", absl::StripAsciiWhitespace(text), "\""));
@@ -85,7 +74,7 @@ bool AttributeReply(const std::vector<Command>& commands, const std::vector<Segm
     (*results)[index] = std::move(text);
     return false;
   }
-  (*results)[index] = MasterErrorStatus(
+  (*results)[index] = parse::ReplyCodeStatus(
       *master_error, absl::StrCat("`", MasterLine(command), "`: master replied \"",
                                   absl::StripAsciiWhitespace(text), "\""));
   if (*next == commands.size()) return false;

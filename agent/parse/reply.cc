@@ -1,5 +1,7 @@
 #include "agent/parse/reply.h"
 
+#include <utility>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -149,6 +151,21 @@ absl::optional<ReplyCode> ClassifyMasterError(absl::string_view reply) {
   absl::string_view line = internal::StripTrailingNewlines(reply);
   if (line.find('\n') != absl::string_view::npos) return absl::nullopt;
   return MatchMasterError(line);
+}
+
+absl::Status ReplyCodeStatus(ReplyCode code, std::string message) {
+  switch (code) {
+    case ReplyCode::kTargetNotFound:
+      return absl::NotFoundError(std::move(message));
+    case ReplyCode::kCantConnect:
+      return absl::UnavailableError(std::move(message));
+    case ReplyCode::kPermissionDenied:
+      return absl::PermissionDeniedError(std::move(message));
+    case ReplyCode::kUnknownCommand:
+      return absl::FailedPreconditionError(std::move(message));
+    default:
+      return absl::OkStatus();
+  }
 }
 
 absl::StatusOr<int64_t> ParseNewVersion(absl::string_view reply) {

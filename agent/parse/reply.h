@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/optional.h"
@@ -64,6 +65,15 @@ ClassifiedReply ClassifyMutationReply(absl::string_view reply);
 // reply cannot be mistaken for one: kTargetNotFound, kCantConnect or kPermissionDenied, else
 // nullopt.
 absl::optional<ReplyCode> ClassifyMasterError(absl::string_view reply);
+
+// The Status of a reply that says nothing about the object a command asked for, because the
+// command never reached a worker that could answer it; Ok for every other code (the caller reads
+// those). The one mapping of HAProxy's CLI errors to Status codes:
+//   kTargetNotFound    NotFound            the master has no such worker
+//   kCantConnect       Unavailable         the master could not reach the worker
+//   kPermissionDenied  PermissionDenied    the master or the worker refused the level
+//   kUnknownCommand    FailedPrecondition  this HAProxy does not know the command
+absl::Status ReplyCodeStatus(ReplyCode code, std::string message);
 
 // `prepare map|acl` → "New version created: N" → N. InvalidArgument on anything else, with the
 // reply quoted.

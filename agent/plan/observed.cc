@@ -13,22 +13,11 @@
 namespace hawk::plan {
 namespace {
 
-// The replies that say nothing about the object asked for: the command never reached a worker
-// that could answer it. Ok for anything else.
+// Not OK when the reply says nothing about the object asked for (parse::ReplyCodeStatus): the
+// command never reached a worker that could answer it.
 absl::Status NotAboutTheObject(absl::string_view what, const parse::ClassifiedReply& reply) {
-  std::string message = absl::StrCat(what, ": HAProxy replied \"", reply.text, "\"");
-  switch (reply.code) {
-    case parse::ReplyCode::kTargetNotFound:
-      return absl::NotFoundError(message);
-    case parse::ReplyCode::kCantConnect:
-      return absl::UnavailableError(message);
-    case parse::ReplyCode::kPermissionDenied:
-      return absl::PermissionDeniedError(message);
-    case parse::ReplyCode::kUnknownCommand:
-      return absl::FailedPreconditionError(message);
-    default:
-      return absl::OkStatus();
-  }
+  return parse::ReplyCodeStatus(reply.code,
+                                absl::StrCat(what, ": HAProxy replied \"", reply.text, "\""));
 }
 
 absl::string_view FirstLine(absl::string_view text) {

@@ -46,6 +46,8 @@ class ScriptedMaster {
     listener_ = *std::move(listener);
   }
   void StopListening() { listener_.reset(); }
+  // The prompt written after `prompt` (a worker's own stats socket: "> ").
+  void SetPrompt(std::string prompt) { prompt_ = std::move(prompt); }
   void CloseAll() {
     for (auto& c : conns_) {
       if (c && !c->stream->closing()) c->stream->Close();
@@ -60,7 +62,7 @@ class ScriptedMaster {
     for (auto& c : conns_) {
       if (c->prompt_held && !c->stream->closing()) {
         c->prompt_held = false;
-        (void)c->stream->Write("master> ");
+        (void)c->stream->Write(prompt_);
       }
     }
   }
@@ -115,7 +117,7 @@ class ScriptedMaster {
           raw->prompt_held = true;
           continue;
         }
-        std::string reply = line == "prompt" ? "master> " : respond_(line);
+        std::string reply = line == "prompt" ? prompt_ : respond_(line);
         if (absl::EndsWith(reply, "<close>")) {
           reply.resize(reply.size() - std::string("<close>").size());
           if (!reply.empty()) (void)raw->stream->Write(reply);
@@ -145,6 +147,7 @@ class ScriptedMaster {
   uv_loop_t* loop_;
   std::string path_;
   Respond respond_;
+  std::string prompt_ = "master> ";
   std::unique_ptr<uv::Listener> listener_;
   std::vector<std::unique_ptr<Conn>> conns_;
   int prompts_to_hold_ = 0;
@@ -751,6 +754,92 @@ TEST_F(MasterClientTest, SlotsLostCountAgainstTheConnectionsHawkOpens) {
   EXPECT_TRUE(RunBatch({Command::Master("show version")})[0].ok());
   client_->SetSlotsLost(0);
   EXPECT_EQ(client_->ConnectionBudget(), 2);
+}
+
+// A worker's own stats socket (--worker-socket), as HAProxy 2.6-3.4 answer on it in prompt
+// mode: `> ` after every reply, `show info` names the worker's pid. `pid` is the worker the
+// socket leads to now; `name_pid` false: `show info` without its Pid line.
+std::string WorkerAnswer(int pid, bool name_pid, const std::string& line) {
+  if (line == "show info") {
+    return absl::StrCat("Name: HAProxy\nVersion: 3.2.26\n",
+                        name_pid ? absl::StrCat("Pid: ", pid, "\n") : "",
+                        "Uptime_sec: 5\nStopping: 0\nCurrConns: 0\n\n> ");
+  }
+  if (line == "get weight be/s") return "20 (initial 50)\n\n> ";
+  if (line == "set weight be/s 3") return "\n> ";
+  return "Unknown command.\n\n> ";  // a `@!<pid>` prefix too: a worker does not know it
+}
+
+MasterClientOptions WorkerSocket() {
+  MasterClientOptions options;
+  options.dialect = Dialect::kWorkerSocket;
+  options.max_retry_interval = absl::Milliseconds(20);
+  return options;
+}
+
+// The worker-socket dialect: the handshake asks `show info` which worker the connection reached
+// (worker_pid()), commands go without their `@!<pid>` prefix and are framed by the worker's
+// `> ` prompt, and the master's relay bookkeeping (listing, windows) does not apply.
+TEST_F(MasterClientTest, AWorkerSocketConfirmsItsWorkerAndSendsCommandsWithoutPrefix) {
+  int pid = 4242;
+  bool name_pid = true;
+  StartMaster([&](const std::string& line) { return WorkerAnswer(pid, name_pid, line); });
+  master_->SetPrompt("> ");
+  MasterClient& client = Client(WorkerSocket());
+  EXPECT_EQ(client.dialect(), Dialect::kWorkerSocket);
+  EXPECT_EQ(client.worker_pid(), 0);  // not confirmed yet
+  RunUntil([&] { return client.reachable(); });
+  EXPECT_EQ(client.worker_pid(), 4242);
+  ASSERT_GE(master_->lines().size(), 2u);
+  EXPECT_EQ(master_->lines()[0], "prompt");
+  EXPECT_EQ(master_->lines()[1], "show info");
+
+  client.SetListedWorkers({1});  // the master's listing: not this socket's business
+  std::vector<CommandResult> r = RunBatch(
+      {Command::ForWorker(4242, "get weight be/s"), Command::ForWorker(4242, "set weight be/s 3")});
+  ASSERT_EQ(r.size(), 2u);
+  EXPECT_EQ(*r[0], "20 (initial 50)\n\n");
+  EXPECT_EQ(*r[1], "\n");
+  std::vector<std::string> sent(master_->lines().begin() + 2, master_->lines().end());
+  EXPECT_EQ(sent, (std::vector<std::string>{"get weight be/s", "set weight be/s 3"}));
+  EXPECT_EQ(client.stats().batches_held_back, 0u);
+  EXPECT_EQ(client.stats().whole_lines, 0u);
+
+  // After a reload the path leads to the new worker: Reconnect asks again.
+  pid = 4343;
+  client.Reconnect();
+  EXPECT_EQ(client.worker_pid(), 0);
+  RunUntil([&] { return client.worker_pid() == 4343; });
+  EXPECT_TRUE(client.reachable());
+  EXPECT_EQ(*RunBatch({Command::ForWorker(4343, "get weight be/s")})[0], "20 (initial 50)\n\n");
+}
+
+// A socket whose `show info` names no pid does not count as reached: the client reports why,
+// connects again, and is reachable once a worker answers for itself. A close by the worker makes
+// it unreachable (its next connection may lead to another worker) and tells the listeners.
+TEST_F(MasterClientTest, AWorkerSocketIsReachableOnlyOnceAWorkerNamedItself) {
+  int pid = 4242;
+  bool name_pid = false;
+  StartMaster([&](const std::string& line) { return WorkerAnswer(pid, name_pid, line); });
+  master_->SetPrompt("> ");
+  MasterClient& client = Client(WorkerSocket());
+  int lost = 0;
+  base::Subscription subscription = client.AddConnectionLostListener([&] { ++lost; });
+  RunUntil([&] { return absl::StrContains(client.last_error().message(), "did not name a pid"); });
+  EXPECT_FALSE(client.reachable());
+  EXPECT_EQ(client.worker_pid(), 0);
+  EXPECT_TRUE(absl::StrContains(client.last_error().message(), "worker socket"))
+      << client.last_error();
+  name_pid = true;
+  RunUntil([&] { return client.reachable(); });
+  EXPECT_EQ(client.worker_pid(), 4242);
+  EXPECT_GE(master_->accepted(), 2);
+
+  master_->CloseAll();  // the worker exits (a reload)
+  RunUntil([&] { return lost == 1; });
+  pid = 4343;
+  RunUntil([&] { return client.worker_pid() == 4343; });
+  EXPECT_TRUE(client.reachable());
 }
 
 }  // namespace

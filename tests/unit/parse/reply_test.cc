@@ -1,6 +1,7 @@
 #include "agent/parse/reply.h"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -212,6 +213,42 @@ TEST(ReplyTest, ParseNewVersion) {
     ASSERT_FALSE(version.ok());
     EXPECT_EQ(version.status().code(), absl::StatusCode::kInvalidArgument);
     EXPECT_THAT(version.status().message(), HasSubstr("New version created"));
+  }
+}
+
+// The codes that say the command never reached a worker that could answer it map to a Status;
+// every other code is about the object asked for and is Ok (the caller reads it).
+TEST(ReplyTest, ReplyCodeStatus) {
+  const std::vector<std::pair<ReplyCode, absl::StatusCode>> cases = {
+      {ReplyCode::kEmptySuccess, absl::StatusCode::kOk},
+      {ReplyCode::kSuccess, absl::StatusCode::kOk},
+      {ReplyCode::kProxyDisabled, absl::StatusCode::kOk},
+      {ReplyCode::kNoSuchServer, absl::StatusCode::kOk},
+      {ReplyCode::kNoSuchBackend, absl::StatusCode::kOk},
+      {ReplyCode::kUnknownMap, absl::StatusCode::kOk},
+      {ReplyCode::kUnknownAcl, absl::StatusCode::kOk},
+      {ReplyCode::kEntryNotFound, absl::StatusCode::kOk},
+      {ReplyCode::kKeyNotFound, absl::StatusCode::kOk},
+      {ReplyCode::kOtherError, absl::StatusCode::kOk},
+      {ReplyCode::kUnknownCommand, absl::StatusCode::kFailedPrecondition},
+      {ReplyCode::kTargetNotFound, absl::StatusCode::kNotFound},
+      {ReplyCode::kCantConnect, absl::StatusCode::kUnavailable},
+      {ReplyCode::kPermissionDenied, absl::StatusCode::kPermissionDenied},
+  };
+  for (const auto& [code, status_code] : cases) {
+    SCOPED_TRACE(ReplyCodeName(code));
+    absl::Status status = ReplyCodeStatus(code, "show map: HAProxy replied \"x\"");
+    EXPECT_EQ(status.code(), status_code);
+    if (!status.ok()) {
+      EXPECT_EQ(status.message(), "show map: HAProxy replied \"x\"");
+    }
+  }
+  // Every master error the classifier finds has a Status.
+  for (absl::string_view text : {"Can't find the target PID matching the prefix '@!9'\n",
+                                 "Can't connect to the target CLI!\n", "Permission denied!\n"}) {
+    absl::optional<ReplyCode> code = ClassifyMasterError(text);
+    ASSERT_TRUE(code.has_value()) << text;
+    EXPECT_FALSE(ReplyCodeStatus(*code, std::string(text)).ok()) << text;
   }
 }
 
