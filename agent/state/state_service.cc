@@ -145,31 +145,43 @@ absl::Status StateService::Push(Verb verb, const std::string& body, absl::Durati
   return Commit(Read(verb, body), timeout, std::move(done));
 }
 
+StateService::Applied StateService::Apply(const model::Delta& delta) {
+  Applied applied;
+  applied.had_state = has_state_;
+  std::string version_before = desired_.version;
+  absl::optional<int64_t> generation_before = desired_.generation;
+  applied.delta = model::ApplyDelta(delta, &desired_);
+  has_state_ = true;
+  applied.changes =
+      !(applied.had_state && applied.delta.summary.empty() && desired_.version == version_before &&
+        desired_.generation == generation_before);
+  return applied;
+}
+
+void StateService::Undo(Applied applied) {
+  model::UndoDelta(std::move(applied.delta.undo), &desired_);
+  has_state_ = applied.had_state;
+}
+
 absl::StatusOr<StateService::DryRun> StateService::Preview(Verb verb, const std::string& body) {
   ++stats_.dry_runs;
   absl::StatusOr<model::Delta> delta = Read(verb, body);
   if (!delta.ok()) return delta.status();
   // Applied, previewed and undone within this call: nothing else ever sees the change.
-  bool had_state = has_state_;
-  std::string version_before = desired_.version;
-  absl::optional<int64_t> generation_before = desired_.generation;
-  model::AppliedDelta applied = model::ApplyDelta(*delta, &desired_);
-  has_state_ = true;
+  Applied applied = Apply(*delta);
   DryRun out;
   out.version = desired_.version;
   out.generation = desired_.generation;
-  out.changes = !(had_state && applied.summary.empty() && desired_.version == version_before &&
-                  desired_.generation == generation_before);
+  out.changes = applied.changes;
   absl::Status limits = absl::OkStatus();
   if (out.changes && journal_ != nullptr) {
     uint64_t snapshot_before = snapshot_size_.bytes();
-    model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.summary, desired_);
+    model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.delta.summary, desired_);
     limits = JournalRecord(*delta, snapshot_before).status();
     snapshot_size_.Revert(std::move(counted));
   }
-  if (limits.ok() && out.changes) out.workers = reconciler().Preview(applied.summary);
-  model::UndoDelta(std::move(applied.undo), &desired_);
-  has_state_ = had_state;
+  if (limits.ok() && out.changes) out.workers = reconciler().Preview(applied.delta.summary);
+  Undo(std::move(applied));
   if (!limits.ok()) return limits;
   return out;
 }
@@ -202,14 +214,8 @@ absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, absl::Durat
     return read.status();
   }
   model::Delta& delta = *read;
-  bool had_state = has_state_;
-  std::string version_before = desired_.version;
-  absl::optional<int64_t> generation_before = desired_.generation;
-  model::AppliedDelta applied = model::ApplyDelta(delta, &desired_);
-  has_state_ = true;
-  if (had_state && applied.summary.empty() && desired_.version == version_before &&
-      desired_.generation == generation_before) {
-    // Nothing changed (a retry, upserts of what is held): nothing to persist or send.
+  Applied applied = Apply(delta);
+  if (!applied.changes) {
     ++stats_.unchanged;
     AnswerAfter(reconciler().latest_seq(), desired_.version, desired_.generation, timeout,
                 std::move(done));
@@ -217,18 +223,17 @@ absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, absl::Durat
   }
   if (journal_ == nullptr) {
     stats_.objects_changed += delta.object_count();
-    AnswerAfter(reconciler().Publish(applied.summary), desired_.version, desired_.generation,
+    AnswerAfter(reconciler().Publish(applied.delta.summary), desired_.version, desired_.generation,
                 timeout, std::move(done));
     return absl::OkStatus();
   }
   // A change the journal cannot take is refused here, before it is sent, answered or written:
   // undone at once, nothing else saw it.
   uint64_t snapshot_before = snapshot_size_.bytes();
-  model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.summary, desired_);
+  model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.delta.summary, desired_);
   auto refuse = [&](absl::Status status) {
     snapshot_size_.Revert(std::move(counted));
-    model::UndoDelta(std::move(applied.undo), &desired_);
-    has_state_ = had_state;
+    Undo(std::move(applied));
     ++stats_.refused;
     return status;
   };
@@ -250,8 +255,8 @@ absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, absl::Durat
   auto entry = std::make_unique<Uncommitted>();
   entry->id = id;
   entry->journal_seq = *journal_seq;
-  entry->had_state = had_state;
-  entry->undo = std::move(applied.undo);
+  entry->had_state = applied.had_state;
+  entry->undo = std::move(applied.delta.undo);
   entry->counted = std::move(counted);
   entry->version = desired_.version;
   entry->generation = desired_.generation;
@@ -261,14 +266,14 @@ absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, absl::Durat
   // the journal with objects of its own, this one waits too.
   bool after_durable = std::all_of(uncommitted_.begin(), uncommitted_.end(),
                                    [](const auto& earlier) { return earlier->published; });
-  if (after_durable && RevertibleOnWorkers(applied.summary)) {
+  if (after_durable && RevertibleOnWorkers(applied.delta.summary)) {
     // Sent while the journal writes and syncs: the push is answered once both are done, so
     // nothing is acknowledged that is not durable, and a failed sync puts the workers back
     // (OnDurable) before its answer. Saves the sync's time on every push.
     entry->published = true;
-    entry->seq = reconciler().Publish(applied.summary);
+    entry->seq = reconciler().Publish(applied.delta.summary);
   } else {
-    entry->summary = std::move(applied.summary);
+    entry->summary = std::move(applied.delta.summary);
   }
   uncommitted_.push_back(std::move(entry));
   return absl::OkStatus();

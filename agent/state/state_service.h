@@ -132,6 +132,15 @@ class StateService {
   struct Uncommitted;
 
   absl::StatusOr<model::Delta> Read(Verb verb, const std::string& body);
+  // `delta` applied to the state held, with what undoing it takes.
+  struct Applied {
+    model::AppliedDelta delta;  // what changed, and its undo
+    bool had_state = false;     // has_state_ before
+    // false: nothing to persist or send (a retry, upserts of what is held).
+    bool changes = false;
+  };
+  Applied Apply(const model::Delta& delta);
+  void Undo(Applied applied);
   // The journal record of `delta`, already applied to the state and counted in snapshot_size_
   // (which counted `snapshot_before` without it); ResourceExhausted when the journal cannot take
   // it (see above).
