@@ -5,6 +5,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "agent/base/json_writer.h"
 #include "agent/base/status_field.h"
 #include "agent/http/response.h"
@@ -14,15 +15,15 @@
 namespace hawk::api {
 namespace {
 
-absl::StatusOr<int64_t> PushTimeoutMs(const http::Request& request) {
+absl::StatusOr<absl::Duration> PushTimeout(const http::Request& request) {
   absl::optional<std::string> text = request.QueryParam("timeoutMs");
-  if (!text.has_value()) return kDefaultPushTimeoutMs;
+  if (!text.has_value()) return absl::Milliseconds(kDefaultPushTimeoutMs);
   int64_t value = 0;
   if (!absl::SimpleAtoi(*text, &value) || value < 0 || value > kMaxPushTimeoutMs) {
     return base::FieldError("timeoutMs", absl::StrCat("must be an integer in 0..",
                                                       kMaxPushTimeoutMs, ", got \"", *text, "\""));
   }
-  return value;
+  return absl::Milliseconds(value);
 }
 
 // A worker's "refused" and "stale" members, in a push's answer and in a dry run's.
@@ -44,7 +45,7 @@ absl::StatusOr<bool> DryRunParam(const http::Request& request) {
   return base::FieldError("dryRun", absl::StrCat("must be true or false, got \"", *text, "\""));
 }
 
-std::string DryRunToJson(const StateService::DryRun& dry_run) {
+std::string DryRunToJson(const state::StateService::DryRun& dry_run) {
   base::JsonWriter w;
   w.BeginObject();
   w.Key("dryRun").Bool(true);
@@ -96,11 +97,12 @@ http::Response PersistError(const absl::Status& status) {
   return http::JsonError(503, "UNAVAILABLE", message);
 }
 
-void HandlePush(const http::Request& request, http::Responder responder, bool patch,
-                StateService* state, reconcile::Reconciler* reconciler) {
-  absl::StatusOr<int64_t> timeout_ms = PushTimeoutMs(request);
-  if (!timeout_ms.ok()) {
-    responder.Send(http::ErrorFromStatus(timeout_ms.status()));
+// Parse → push → encode.
+void HandlePush(const http::Request& request, http::Responder responder, state::Verb verb,
+                state::StateService* service) {
+  absl::StatusOr<absl::Duration> timeout = PushTimeout(request);
+  if (!timeout.ok()) {
+    responder.Send(http::ErrorFromStatus(timeout.status()));
     return;
   }
   absl::StatusOr<bool> dry_run = DryRunParam(request);
@@ -109,28 +111,17 @@ void HandlePush(const http::Request& request, http::Responder responder, bool pa
     return;
   }
   if (*dry_run) {
-    absl::StatusOr<StateService::DryRun> preview = state->Preview(request.body, patch);
+    absl::StatusOr<state::StateService::DryRun> preview = service->Preview(verb, request.body);
     responder.Send(preview.ok() ? http::JsonResponse(200, DryRunToJson(*preview))
                                 : RefusalResponse(preview.status()));
     return;
   }
-  auto done = [responder, reconciler, timeout = absl::Milliseconds(*timeout_ms)](
-                  absl::StatusOr<StateService::Accepted> accepted) mutable {
-    if (!accepted.ok()) {
-      responder.Send(PersistError(accepted.status()));
-      return;
-    }
-    reconciler->WaitForPush(
-        accepted->seq, timeout,
-        [responder, version = std::move(accepted->version),
-         generation = accepted->generation](reconcile::PushOutcome outcome) mutable {
-          // The push's own labels: later pushes may have changed the state's meanwhile.
-          outcome.version = std::move(version);
-          outcome.generation = generation;
-          responder.Send(http::JsonResponse(200, PushOutcomeToJson(outcome)));
-        });
-  };
-  absl::Status accepted = patch ? state->Patch(request.body, done) : state->Put(request.body, done);
+  absl::Status accepted = service->Push(
+      verb, request.body, *timeout,
+      [responder](absl::StatusOr<state::StateService::Pushed> pushed) mutable {
+        responder.Send(pushed.ok() ? http::JsonResponse(200, PushOutcomeToJson(pushed->outcome))
+                                   : PersistError(pushed.status()));
+      });
   if (!accepted.ok()) responder.Send(RefusalResponse(accepted));
 }
 
@@ -184,16 +175,16 @@ std::string PushOutcomeToJson(const reconcile::PushOutcome& outcome) {
   return w.Take();
 }
 
-void RegisterStateRoutes(Router* router, StateService* state, reconcile::Reconciler* reconciler) {
-  for (bool patch : {false, true}) {
-    router->Add(patch ? "PATCH" : "PUT", "/v1/state",
-                [state, reconciler, patch](const http::Request& request, http::Responder r) {
-                  HandlePush(request, std::move(r), patch, state, reconciler);
+void RegisterStateRoutes(Router* router, state::StateService* service) {
+  for (state::Verb verb : {state::Verb::kPut, state::Verb::kPatch}) {
+    router->Add(verb == state::Verb::kPatch ? "PATCH" : "PUT", "/v1/state",
+                [service, verb](const http::Request& request, http::Responder r) {
+                  HandlePush(request, std::move(r), verb, service);
                 },
                 {"timeoutMs", "dryRun"});
   }
-  router->Add("GET", "/v1/state", [state](const http::Request&, http::Responder responder) {
-    const model::DesiredState* desired = state->current();
+  router->Add("GET", "/v1/state", [service](const http::Request&, http::Responder responder) {
+    const model::DesiredState* desired = service->current();
     if (desired == nullptr) {
       responder.Send(http::JsonError(404, "NOT_FOUND", "no desired state has been pushed yet"));
       return;

@@ -1,6 +1,7 @@
 #pragma once
 
-// PUT /v1/state, PATCH /v1/state and GET /v1/state (state_service.h has the semantics).
+// PUT /v1/state, PATCH /v1/state and GET /v1/state: each parses the request, pushes to (or reads
+// from) state::StateService, which has the semantics, and encodes the answer.
 //
 // PUT and PATCH are validated in full before anything happens: an invalid document gets 400
 // naming the field, an out-of-order generation 409 carrying `currentGeneration` (the one hawk
@@ -11,15 +12,15 @@
 // finished or `?timeoutMs=` (default 2000) passes, and carries the per-worker outcome.
 
 #include "agent/api/router.h"
-#include "agent/api/state_service.h"
-#include "agent/reconcile/reconciler.h"
+#include "agent/reconcile/push_outcome.h"
+#include "agent/state/state_service.h"
 
 namespace hawk::api {
 
 inline constexpr int64_t kDefaultPushTimeoutMs = 2000;
 inline constexpr int64_t kMaxPushTimeoutMs = 60000;
 
-void RegisterStateRoutes(Router* router, StateService* state, reconcile::Reconciler* reconciler);
+void RegisterStateRoutes(Router* router, state::StateService* service);
 
 // The PUT/PATCH answer, hawk.v1.PushResponse in the proto3 JSON mapping. Always 200: the state is
 // durable and each worker gets it as hawk reaches it. `delivery` says how far it got by the

@@ -74,23 +74,6 @@ absl::Status App::Init() {
   }
   if (worker_client_) registry_->SetWorkerSocket(worker_client_.get());
 
-  reconcile::ReconcilerOptions reconciler_options;
-  reconciler_options.resync_interval = config_.resync_interval;
-  reconciler_options.leaving_workers = config_.leaving_workers;
-  reconciler_ = std::make_unique<reconcile::Reconciler>(
-      loop_->get(), client_.get(), registry_.get(), &desired_, reconciler_options,
-      [] { return absl::Now(); });
-  push_latency_ =
-      std::make_unique<reconcile::PushLatency>(reconciler_.get(), [] { return absl::Now(); });
-  stale_sessions_ = std::make_unique<reconcile::StaleSessions>(reconciler_.get(), registry_.get(),
-                                                               reconcile::StaleSessionsOptions{},
-                                                               [] { return absl::Now(); });
-  trimmer_ = std::make_unique<MemoryTrimmer>(loop_->get());
-  trim_subscription_ =
-      reconciler_->AddReconcileListener([this](const reconcile::ReconcileEnd& end) {
-        if (end.full) trimmer_->AfterLargeWork();
-      });
-
   if (!config_.state_dir.empty()) {
     store::JournalOptions journal_options;
     journal_options.dir = config_.state_dir;
@@ -106,6 +89,25 @@ absl::Status App::Init() {
         "no --state-dir: the desired state is kept in memory only and is lost when "
         "hawk restarts");
   }
+  state::StateServiceOptions state_options;
+  state_options.max_record_bytes = config_.state_max_record_bytes;
+  state_ = std::make_unique<state::StateService>(loop_->get(), journal_.get(), state_options);
+  reconcile::ReconcilerOptions reconciler_options;
+  reconciler_options.resync_interval = config_.resync_interval;
+  reconciler_options.leaving_workers = config_.leaving_workers;
+  reconciler_ = std::make_unique<reconcile::Reconciler>(
+      loop_->get(), client_.get(), registry_.get(), &state_->desired(), reconciler_options,
+      [] { return absl::Now(); });
+  push_latency_ =
+      std::make_unique<reconcile::PushLatency>(reconciler_.get(), [] { return absl::Now(); });
+  stale_sessions_ = std::make_unique<reconcile::StaleSessions>(reconciler_.get(), registry_.get(),
+                                                               reconcile::StaleSessionsOptions{},
+                                                               [] { return absl::Now(); });
+  trimmer_ = std::make_unique<MemoryTrimmer>(loop_->get());
+  trim_subscription_ =
+      reconciler_->AddReconcileListener([this](const reconcile::ReconcileEnd& end) {
+        if (end.full) trimmer_->AfterLargeWork();
+      });
   // After the journal: --state-dir exists, and is excluded by its inode too.
   reload::ReloaderOptions reloader_options;
   reloader_options.config_path = config_.haproxy_config;
@@ -122,12 +124,8 @@ absl::Status App::Init() {
   reloader_ = std::make_unique<reload::Reloader>(loop_->get(), client_.get(), registry_.get(),
                                                  reconciler_.get(), reloader_options,
                                                  [] { return absl::Now(); });
-  api::StateServiceOptions state_options;
-  state_options.max_record_bytes = config_.state_max_record_bytes;
-  state_ = std::make_unique<api::StateService>(loop_->get(), journal_.get(), reconciler_.get(),
-                                               &desired_, state_options);
   // Refuse to start rather than serve without the state a controller was promised is kept.
-  if (absl::Status loaded = state_->Load(); !loaded.ok()) {
+  if (absl::Status loaded = state_->Start(reconciler_.get()); !loaded.ok()) {
     return absl::Status(loaded.code(), absl::StrCat("--state-dir: ", loaded.message()));
   }
 
@@ -155,7 +153,7 @@ absl::Status App::Init() {
 
   api::RegisterHealthRoutes(&api_router_, registry_.get(), /*detail=*/true);
   api::RegisterWorkerRoutes(&api_router_, [this] { return Snapshot(); });
-  api::RegisterStateRoutes(&api_router_, state_.get(), reconciler_.get());
+  api::RegisterStateRoutes(&api_router_, state_.get());
   api::RegisterReloadRoutes(&api_router_, reloader_.get());
   api_router_.Add("GET", "/v1/watch",
                   [this](const http::Request& request, http::Responder r) {
@@ -337,7 +335,10 @@ model::WorkersReport App::Snapshot() const {
 void App::Stop() {
   // Users before what they use: servers and the watch hub read the reconciler and the
   // registry, the reconciler uses the registry and the client, the registry uses the client.
-  // The app's own subscriptions (into the watch hub and the clients) go first.
+  // The state service publishes to the reconciler, which reads its state: the service goes
+  // first (its journal dones are disarmed with it), and the reconciler, which reads nothing
+  // while it is destroyed, right after. The app's own subscriptions (into the watch hub and the
+  // clients) go first.
   registry_subscription_.Reset();
   reconciler_subscription_.Reset();
   stale_sessions_subscription_.Reset();

@@ -10,7 +10,6 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/api/router.h"
-#include "agent/api/state_service.h"
 #include "agent/api/watch.h"
 #include "agent/app/memory_trimmer.h"
 #include "agent/auth/bearer_token.h"
@@ -19,12 +18,12 @@
 #include "agent/cli/client.h"
 #include "agent/drain/drain_hub.h"
 #include "agent/http/server.h"
-#include "agent/model/desired.h"
 #include "agent/reconcile/push_latency.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/reconcile/stale_sessions.h"
 #include "agent/registry/registry.h"
 #include "agent/reload/reloader.h"
+#include "agent/state/state_service.h"
 #include "agent/store/journal.h"
 #include "agent/tls/server_context.h"
 #include "agent/uv/loop.h"
@@ -88,14 +87,15 @@ class App {
   std::unique_ptr<cli::MasterClient> worker_client_;  // --worker-socket
   bool warned_worker_socket_ = false;
   std::unique_ptr<registry::WorkerRegistry> registry_;
-  model::DesiredState desired_;  // read by the reconciler, changed only by state_
   std::unique_ptr<store::Journal> journal_;
+  // The desired state's owner: the reconciler reads it (state_->desired()), state_ publishes to
+  // the reconciler.
+  std::unique_ptr<state::StateService> state_;
   std::unique_ptr<reconcile::Reconciler> reconciler_;
   // The reconciler's subscribers: push and seed latency, sessions on stale servers, memory.
   std::unique_ptr<reconcile::PushLatency> push_latency_;
   std::unique_ptr<reconcile::StaleSessions> stale_sessions_;
   std::unique_ptr<MemoryTrimmer> trimmer_;
-  std::unique_ptr<api::StateService> state_;
   std::unique_ptr<reload::Reloader> reloader_;
   std::unique_ptr<api::WatchHub> watch_;
   std::unique_ptr<drain::DrainHub> drain_;  // GET /v1/drain, on the API and probe listeners

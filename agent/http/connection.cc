@@ -341,7 +341,7 @@ void Connection::Dispatch() {
   // The handler had the request for the call only (server.h): its body goes now, not when the
   // next request on this connection replaces it. A controller that keeps its connection open
   // after a whole-state PUT would otherwise pin the body's megabytes for as long as it stays idle,
-  // past the moment StateService gives a large document's memory back.
+  // past the moment state::ChangeReader gives a large document's memory back.
   std::string().swap(current_.body);
 }
 

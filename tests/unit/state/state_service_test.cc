@@ -1,8 +1,9 @@
 // StateService on a real loop, with a real Journal in a temporary directory and a real
 // Reconciler (wired to a MasterClient pointed at a socket nobody listens on, and a registry that
-// never reports a worker: publishing still works, nothing is sent anywhere).
+// never reports a worker: publishing still works, nothing is sent anywhere, and a push is answered
+// on the loop's next turn with no worker in its outcome).
 
-#include "agent/api/state_service.h"
+#include "agent/state/state_service.h"
 
 #include <signal.h>
 #include <sys/mount.h>
@@ -34,7 +35,7 @@
 #include "tests/support/model_oracle.h"
 #include "tests/support/run_loop_until.h"
 
-namespace hawk::api {
+namespace hawk::state {
 namespace {
 
 namespace fs = std::filesystem;
@@ -76,14 +77,27 @@ class ScopedFileSizeLimit {
   sighandler_t previous_handler_ = SIG_DFL;
 };
 
+// How long a push waits for the workers (there are none: it is answered on the next turn).
+constexpr absl::Duration kPushTimeout = absl::Seconds(2);
+
 // One hawk's worth of state handling, as agent/app wires it.
 struct Hawk {
-  model::DesiredState desired;
   std::unique_ptr<cli::MasterClient> client;
   std::unique_ptr<registry::WorkerRegistry> registry;
-  std::unique_ptr<reconcile::Reconciler> reconciler;
   std::unique_ptr<store::Journal> journal;
   std::unique_ptr<StateService> service;
+  std::unique_ptr<reconcile::Reconciler> reconciler;
+
+  // The service, the reconciler that reads its state, then what the reconciler uses.
+  void Wire(uv_loop_t* loop, const cli::MasterClientOptions& client_options) {
+    client = std::make_unique<cli::MasterClient>(loop, client_options);
+    registry = std::make_unique<registry::WorkerRegistry>(
+        loop, client.get(), registry::RegistryOptions{}, [] { return absl::Now(); });
+    service = std::make_unique<StateService>(loop, journal.get());
+    reconciler = std::make_unique<reconcile::Reconciler>(
+        loop, client.get(), registry.get(), &service->desired(), reconcile::ReconcilerOptions{},
+        [] { return absl::Now(); });
+  }
 
   ~Hawk() {
     service.reset();
@@ -115,24 +129,17 @@ class StateServiceTest : public ::testing::Test {
   void Start() {
     hawk_.reset();
     hawk_ = std::make_unique<Hawk>();
-    cli::MasterClientOptions client_options;
-    client_options.address.kind = base::Address::Kind::kUnix;
-    client_options.address.path = root_ + "/nobody-listens.sock";
-    hawk_->client = std::make_unique<cli::MasterClient>(loop_.get(), client_options);
-    hawk_->registry = std::make_unique<registry::WorkerRegistry>(
-        loop_.get(), hawk_->client.get(), registry::RegistryOptions{}, [] { return absl::Now(); });
-    hawk_->reconciler = std::make_unique<reconcile::Reconciler>(
-        loop_.get(), hawk_->client.get(), hawk_->registry.get(), &hawk_->desired,
-        reconcile::ReconcilerOptions{}, [] { return absl::Now(); });
     store::JournalOptions options = journal_options_;
     options.dir = dir_;
     absl::StatusOr<std::unique_ptr<store::Journal>> journal =
         store::Journal::Open(loop_.get(), options);
     ASSERT_TRUE(journal.ok()) << journal.status();
     hawk_->journal = *std::move(journal);
-    hawk_->service = std::make_unique<StateService>(loop_.get(), hawk_->journal.get(),
-                                                    hawk_->reconciler.get(), &hawk_->desired);
-    absl::Status loaded = hawk_->service->Load();
+    cli::MasterClientOptions client_options;
+    client_options.address.kind = base::Address::Kind::kUnix;
+    client_options.address.path = root_ + "/nobody-listens.sock";
+    hawk_->Wire(loop_.get(), client_options);
+    absl::Status loaded = hawk_->service->Start(hawk_->reconciler.get());
     ASSERT_TRUE(loaded.ok()) << loaded;
   }
 
@@ -154,33 +161,34 @@ class StateServiceTest : public ::testing::Test {
     return testing::RunLoopUntil(loop_.get(), until, timeout_ms);
   }
 
-  // A change in flight: `immediate` is what Put/Patch returned; `done` is set once it ran.
-  // `done` holds the seq (or the error); `labels` the version and generation the push was
-  // accepted with.
+  // A push in flight: `immediate` is what Push returned; `done` is set once it answered.
+  // `done` holds the seq (or the error); `labels` the outcome the push was answered with (its
+  // version and generation).
   struct Call {
     absl::Status immediate;
     std::shared_ptr<absl::optional<absl::StatusOr<uint64_t>>> done =
         std::make_shared<absl::optional<absl::StatusOr<uint64_t>>>();
-    std::shared_ptr<StateService::Accepted> labels = std::make_shared<StateService::Accepted>();
+    std::shared_ptr<reconcile::PushOutcome> labels = std::make_shared<reconcile::PushOutcome>();
     bool finished() const { return !immediate.ok() || done->has_value(); }
   };
   Call Submit(bool patch, std::string body) {
     Call call;
     auto done = call.done;
     auto labels = call.labels;
-    auto callback = [done, labels](absl::StatusOr<StateService::Accepted> accepted) {
+    auto callback = [done, labels](absl::StatusOr<StateService::Pushed> pushed) {
       EXPECT_FALSE(done->has_value()) << "done ran twice";
-      if (accepted.ok()) {
-        *labels = *accepted;
-        *done = accepted->seq;
+      if (pushed.ok()) {
+        EXPECT_THAT(pushed->outcome.workers, IsEmpty());  // no worker is ever listed
+        *labels = pushed->outcome;
+        *done = pushed->seq;
       } else {
-        *done = accepted.status();
+        *done = pushed.status();
       }
     };
-    call.immediate = patch ? service().Patch(body, callback) : service().Put(body, callback);
-    if (!call.immediate.ok()) {
-      EXPECT_FALSE(call.done->has_value()) << "done ran for a refusal";
-    }
+    call.immediate =
+        service().Push(patch ? Verb::kPatch : Verb::kPut, body, kPushTimeout, callback);
+    // Never inside the call: a refusal comes back at once, an answer from the loop.
+    EXPECT_FALSE(call.done->has_value()) << "done ran inside Push";
     return call;
   }
   // Submits and runs the loop until the change is durable or refused.
@@ -316,23 +324,23 @@ TEST_F(StateServiceTest, GenerationRules) {
   expect_aborted(Submit(true, R"({"generation": 4})"), "generation",
                  "generation 4 is older than the current 5");
 
-  // Equal with the same content: accepted (an idempotent retry), done at once, nothing written.
+  // Equal with the same content: accepted (an idempotent retry) as the latest push, nothing
+  // written.
   uint64_t bytes = journal_stats().bytes_written;
   uint64_t unchanged = service().stats().unchanged;
   Call retry = Submit(false, std::string(kState));
   ASSERT_TRUE(retry.immediate.ok()) << retry.immediate;
-  ASSERT_TRUE(retry.done->has_value());  // inside the call
-  ASSERT_TRUE(retry.done->value().ok());
-  EXPECT_EQ(retry.done->value().value(), hawk_->reconciler->latest_seq());
   Call patch_retry = Submit(true, R"({"generation": 5, "version": "v5", "upsert": {
       "backends": [{"name": "be", "servers": [{"name": "s1", "port": 80}]}],
       "maps": [{"name": "/m", "entries": [{"key": "a", "value": "1"}]}]},
       "remove": {"maps": [{"name": "/m", "keys": ["absent"]}]}})");
   ASSERT_TRUE(patch_retry.immediate.ok()) << patch_retry.immediate;
-  ASSERT_TRUE(patch_retry.done->has_value());
-  EXPECT_TRUE(patch_retry.done->value().ok());
   EXPECT_EQ(service().stats().unchanged, unchanged + 2);
-  uv_run(loop_.get(), UV_RUN_NOWAIT);
+  ASSERT_TRUE(Run([&] { return retry.done->has_value() && patch_retry.done->has_value(); }));
+  ASSERT_TRUE(retry.done->value().ok());
+  EXPECT_EQ(retry.done->value().value(), hawk_->reconciler->latest_seq());
+  EXPECT_EQ(retry.labels->generation, 5);
+  EXPECT_TRUE(patch_retry.done->value().ok());
   EXPECT_EQ(journal_stats().records, records);
   EXPECT_EQ(journal_stats().bytes_written, bytes);
   EXPECT_EQ(Current(), held);
@@ -697,7 +705,7 @@ TEST_F(StateServiceTest, ADryRunRefusesWhatThePushWouldAndKeepsNothing) {
   const std::string change = R"({"generation": 6, "upsert": {"maps": [{"name": "/m",
       "entries": [{"key": "a", "value": "changed"}]}]}})";
 
-  absl::StatusOr<StateService::DryRun> dry = service().Preview(change, /*patch=*/true);
+  absl::StatusOr<StateService::DryRun> dry = service().Preview(Verb::kPatch, change);
   ASSERT_TRUE(dry.ok()) << dry.status();
   EXPECT_TRUE(dry->changes);
   EXPECT_EQ(dry->generation, 6);
@@ -708,23 +716,21 @@ TEST_F(StateServiceTest, ADryRunRefusesWhatThePushWouldAndKeepsNothing) {
 
   // The same refusals: an older generation, an invalid field, a change too large to journal.
   EXPECT_TRUE(absl::IsAborted(
-      service().Preview(R"({"generation": 4, "upsert": {}})", /*patch=*/true).status()));
+      service().Preview(Verb::kPatch, R"({"generation": 4, "upsert": {}})").status()));
   absl::Status invalid =
-      service()
-          .Preview(R"({"version": "v", "backends": [{"name": ""}]})", /*patch=*/false)
-          .status();
+      service().Preview(Verb::kPut, R"({"version": "v", "backends": [{"name": ""}]})").status();
   EXPECT_TRUE(absl::IsInvalidArgument(invalid)) << invalid;
-  absl::Status large = service()
-                           .Preview(absl::StrCat(R"({"upsert": {"maps": [{"name": "/m",
+  absl::Status large =
+      service()
+          .Preview(Verb::kPatch, absl::StrCat(R"({"upsert": {"maps": [{"name": "/m",
       "entries": [{"key": "a", "value": ")",
-                                                 std::string(3000, 'x'), R"("}]}]}})"),
-                                    /*patch=*/true)
-                           .status();
+                                              std::string(3000, 'x'), R"("}]}]}})"))
+          .status();
   EXPECT_TRUE(absl::IsResourceExhausted(large)) << large;
   EXPECT_EQ(Current(), before);
 
   // Nothing to change: said so.
-  absl::StatusOr<StateService::DryRun> same = service().Preview(std::string(kState), false);
+  absl::StatusOr<StateService::DryRun> same = service().Preview(Verb::kPut, std::string(kState));
   ASSERT_TRUE(same.ok()) << same.status();
   EXPECT_FALSE(same->changes);
   EXPECT_THAT(same->workers, IsEmpty());
@@ -850,22 +856,15 @@ TEST_F(StateServiceTest, ACorruptRecordIsDataLoss) {
     ASSERT_TRUE(Run([&] { return done; }));
   }
   hawk_ = std::make_unique<Hawk>();
-  hawk_->client = std::make_unique<cli::MasterClient>(loop_.get(), cli::MasterClientOptions{});
-  hawk_->registry = std::make_unique<registry::WorkerRegistry>(
-      loop_.get(), hawk_->client.get(), registry::RegistryOptions{}, [] { return absl::Now(); });
-  hawk_->reconciler = std::make_unique<reconcile::Reconciler>(
-      loop_.get(), hawk_->client.get(), hawk_->registry.get(), &hawk_->desired,
-      reconcile::ReconcilerOptions{}, [] { return absl::Now(); });
   store::JournalOptions options;
   options.dir = dir_;
   hawk_->journal = *store::Journal::Open(loop_.get(), options);
-  hawk_->service = std::make_unique<StateService>(loop_.get(), hawk_->journal.get(),
-                                                  hawk_->reconciler.get(), &hawk_->desired);
-  absl::Status loaded = hawk_->service->Load();
+  hawk_->Wire(loop_.get(), cli::MasterClientOptions{});
+  absl::Status loaded = hawk_->service->Start(hawk_->reconciler.get());
   EXPECT_TRUE(absl::IsDataLoss(loaded)) << loaded;
   EXPECT_THAT(std::string(loaded.message()), HasSubstr("desired-state journal record 1"));
   EXPECT_THAT(std::string(loaded.message()), HasSubstr("backends[0].name"));
 }
 
 }  // namespace
-}  // namespace hawk::api
+}  // namespace hawk::state

@@ -1,4 +1,4 @@
-#include "agent/api/state_service.h"
+#include "agent/state/state_service.h"
 
 #include <malloc.h>
 
@@ -13,25 +13,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "agent/base/log.h"
-#include "agent/base/status_field.h"
-#include "agent/base/status_macros.h"
 #include "agent/model/delta_json.h"
 #include "agent/model/desired_json.h"
 #include "agent/model/patch.h"
-#include "agent/reconcile/push_outcome.h"
 
-namespace hawk::api {
+namespace hawk::state {
 namespace {
-
-absl::Status Aborted(std::string message, absl::string_view field,
-                     absl::optional<int64_t> current) {
-  return base::WithCurrentGeneration(base::WithField(absl::AbortedError(std::move(message)), field),
-                                     current ? absl::StrCat(*current) : std::string());
-}
-
-std::string Held(absl::optional<int64_t> generation) {
-  return generation ? absl::StrCat("the current ", *generation) : "none (hawk holds no generation)";
-}
 
 // How long a refused push's answer waits for the workers that took it to be put back.
 constexpr absl::Duration kRollbackTimeout = absl::Seconds(10);
@@ -39,7 +26,7 @@ constexpr absl::Duration kRollbackTimeout = absl::Seconds(10);
 // Programmer errors only: the journal broke its promise about the order of its dones, or this
 // file its bookkeeping. Answering on would acknowledge the wrong push.
 [[noreturn]] void Fatal(absl::string_view message) {
-  std::fprintf(stderr, "hawk::api::StateService: %.*s\n", static_cast<int>(message.size()),
+  std::fprintf(stderr, "hawk::state::StateService: %.*s\n", static_cast<int>(message.size()),
                message.data());
   std::abort();
 }
@@ -76,30 +63,19 @@ struct StateService::Uncommitted {
   model::ChangeSummary summary;
   std::string version;  // the state's labels once it was applied
   absl::optional<int64_t> generation;
-  Done done;
+  absl::Duration timeout;  // of the wait for the workers, once durable
+  PushDone done;
 };
 
-namespace {
-// A parser that grew past this holds on to its buffers only while such documents keep coming.
-// Why keep them at all (bench/put_memory, the ingress document, 2026-12-07): while a whole-state
-// PUT is read, hawk holds the body (5.2 MiB) and simdjson's index of it (4.5 MiB) on top of the
-// state, whatever happens between PUTs, so keeping them changes hawk's peak RSS in nothing. Giving
-// them back after each PUT would bring the RSS between PUTs down by ~10 MiB, but the next PUT
-// would touch ~2,500 fresh pages again: 13 ms of CPU per PUT becomes 40-50 ms, over the 40 ms a
-// one-change PUT may take end to end. So they stay while PUTs keep coming (a controller resyncing
-// every few seconds included), and go back once they stop.
-constexpr size_t kLargeDocumentBytes = 1 << 20;
-constexpr absl::Duration kReleaseParserAfter = absl::Seconds(10);
-}  // namespace
+StateService::StateService(uv_loop_t* loop, store::Journal* journal, StateServiceOptions options)
+    : journal_(journal), options_(options), reader_(loop) {}
 
-StateService::StateService(uv_loop_t* loop, store::Journal* journal,
-                           reconcile::Reconciler* reconciler, model::DesiredState* state,
-                           StateServiceOptions options)
-    : journal_(journal),
-      options_(options),
-      release_parser_(loop),
-      reconciler_(reconciler),
-      state_(state) {}
+StateService::~StateService() = default;
+
+reconcile::Reconciler& StateService::reconciler() {
+  if (reconciler_ == nullptr) Fatal("a push before Start");
+  return *reconciler_;
+}
 
 size_t StateService::max_record_bytes() const {
   size_t journal_limit = journal_->max_record_bytes();
@@ -107,24 +83,8 @@ size_t StateService::max_record_bytes() const {
                                         : std::min(options_.max_record_bytes, journal_limit);
 }
 
-model::json::JsonInput StateService::Input(const std::string& body) {
-  bool padded = body.capacity() >= body.size() + model::json::kReadPadding;
-  return model::json::JsonInput(body, padded, &parser_);
-}
-
-void StateService::AfterParse() {
-  if (parser_.capacity() < kLargeDocumentBytes) return;
-  release_parser_.Start(kReleaseParserAfter, [this] {
-    parser_.Release();
-    // The parser's buffers and the bodies were freed into the heap (main.cc keeps blocks below
-    // 32 MiB there): their pages go back now.
-    ::malloc_trim(0);
-  });
-}
-
-StateService::~StateService() = default;
-
-absl::Status StateService::Load() {
+absl::Status StateService::Start(reconcile::Reconciler* reconciler) {
+  reconciler_ = reconciler;
   if (journal_ == nullptr) return absl::OkStatus();
   absl::StatusOr<store::LoadedJournal> loaded = journal_->Load();
   if (!loaded.ok()) {
@@ -142,7 +102,7 @@ absl::Status StateService::Load() {
                                               ") in ", journal_->dir(),
                                               " is corrupt: ", snapshot.status().message()));
     }
-    *state_ = *std::move(snapshot);
+    desired_ = *std::move(snapshot);
     has_state_ = true;
   }
   for (const store::JournalRecord& record : loaded->records) {
@@ -152,10 +112,10 @@ absl::Status StateService::Load() {
                                               journal_->dir(),
                                               " is corrupt: ", delta.status().message()));
     }
-    model::ApplyDelta(*delta, state_);
+    model::ApplyDelta(*delta, &desired_);
     has_state_ = true;
   }
-  snapshot_size_.Reset(*state_);
+  snapshot_size_.Reset(desired_);
   if (snapshot_size_.bytes() > journal_->max_snapshot_bytes()) {
     // Records written by a hawk that did not count: loadable, but never compacted.
     base::LogWarn("desired state: its snapshot would take about ", snapshot_size_.bytes(),
@@ -164,9 +124,9 @@ absl::Status StateService::Load() {
                   "keeps every record, until pushes shrink it");
   }
   if (has_state_) {
-    base::LogInfo("loaded desired state \"", state_->version, "\" (", state_->server_count(),
-                  " servers, ", state_->map_entry_count(), " map entries, ",
-                  state_->acl_pattern_count(), " ACL patterns) from ", journal_->dir(),
+    base::LogInfo("loaded desired state \"", desired_.version, "\" (", desired_.server_count(),
+                  " servers, ", desired_.map_entry_count(), " map entries, ",
+                  desired_.acl_pattern_count(), " ACL patterns) from ", journal_->dir(),
                   ": snapshot seq ", loaded->snapshot_seq, " + ", loaded->records.size(),
                   " journal records");
     reconciler_->PublishWhole();
@@ -175,105 +135,54 @@ absl::Status StateService::Load() {
   return absl::OkStatus();
 }
 
-absl::optional<int64_t> StateService::HeldGeneration() const {
-  absl::optional<int64_t> held;
-  if (has_state_ && state_->generation.has_value()) held.emplace(*state_->generation);
-  return held;
+absl::StatusOr<model::Delta> StateService::Read(Verb verb, const std::string& body) {
+  model::DesiredState* held = has_state_ ? &desired_ : nullptr;
+  return verb == Verb::kPatch ? reader_.ReadPatch(body, held) : reader_.ReadPut(body, held);
 }
 
-absl::Status StateService::CheckGeneration(absl::optional<int64_t> generation, bool same_content,
-                                           absl::string_view version) const {
-  absl::optional<int64_t> held = HeldGeneration();
-  if (!held || !generation) return absl::OkStatus();
-  if (*generation < *held) {
-    return Aborted(absl::StrCat("generation ", *generation, " is older than the current ", *held,
-                                "; nothing changed"),
-                   "generation", held);
-  }
-  if (*generation == *held && !(same_content && version == state_->version)) {
-    return Aborted(absl::StrCat("generation ", *generation,
-                                " already holds other content; use a higher generation to change "
-                                "it; nothing changed"),
-                   "generation", held);
-  }
-  return absl::OkStatus();
+absl::Status StateService::Push(Verb verb, const std::string& body, absl::Duration timeout,
+                                PushDone done) {
+  ++(verb == Verb::kPatch ? stats_.patches : stats_.puts);
+  return Commit(Read(verb, body), timeout, std::move(done));
 }
 
-absl::StatusOr<model::Delta> StateService::ReadPut(const std::string& body) {
-  static const model::DesiredState kEmpty;
-  // Read as the change from the state held: an unchanged object costs a lookup, not a copy.
-  absl::StatusOr<model::Delta> delta =
-      model::ParseDesiredStateAsDelta(Input(body), has_state_ ? *state_ : kEmpty);
-  AfterParse();
-  if (!delta.ok()) return delta.status();
-  RETURN_IF_ERROR(CheckGeneration(delta->generation, has_state_ && delta->empty(), delta->version));
-  return delta;
+StateService::Applied StateService::Apply(const model::Delta& delta) {
+  Applied applied;
+  applied.had_state = has_state_;
+  std::string version_before = desired_.version;
+  absl::optional<int64_t> generation_before = desired_.generation;
+  applied.delta = model::ApplyDelta(delta, &desired_);
+  has_state_ = true;
+  applied.changes =
+      !(applied.had_state && applied.delta.summary.empty() && desired_.version == version_before &&
+        desired_.generation == generation_before);
+  return applied;
 }
 
-absl::Status StateService::Put(const std::string& body, Done done) {
-  ++stats_.puts;
-  return Commit(ReadPut(body), std::move(done));
+void StateService::Undo(Applied applied) {
+  model::UndoDelta(std::move(applied.delta.undo), &desired_);
+  has_state_ = applied.had_state;
 }
 
-absl::StatusOr<model::Delta> StateService::ReadPatch(const std::string& body) {
-  static const model::DesiredState kEmpty;
-  const model::DesiredState& held = has_state_ ? *state_ : kEmpty;
-  absl::StatusOr<model::StatePatch> patch = model::ParseStatePatch(Input(body), held);
-  AfterParse();
-  if (!patch.ok()) return patch.status();
-  if (patch->base_generation) {
-    absl::optional<int64_t> current = HeldGeneration();
-    if (current != patch->base_generation) {
-      return Aborted(
-          absl::StrCat("baseGeneration ", *patch->base_generation,
-                       " is not the generation hawk holds: ", Held(current), "; nothing changed"),
-          "baseGeneration", current);
-    }
-  }
-  model::Delta delta = model::PatchToDelta(*patch, held);
-  bool same_content = false;
-  if (patch->generation && patch->generation == HeldGeneration()) {
-    // Only a retry that changes nothing may reuse the generation held: find out by applying it
-    // and undoing it (O(patch)).
-    std::string version_before = state_->version;
-    model::AppliedDelta probe = model::ApplyDelta(delta, state_);
-    same_content = probe.summary.empty() && state_->version == version_before;
-    model::UndoDelta(std::move(probe.undo), state_);
-  }
-  RETURN_IF_ERROR(CheckGeneration(patch->generation, same_content, state_->version));
-  return delta;
-}
-
-absl::Status StateService::Patch(const std::string& body, Done done) {
-  ++stats_.patches;
-  return Commit(ReadPatch(body), std::move(done));
-}
-
-absl::StatusOr<StateService::DryRun> StateService::Preview(const std::string& body, bool patch) {
+absl::StatusOr<StateService::DryRun> StateService::Preview(Verb verb, const std::string& body) {
   ++stats_.dry_runs;
-  absl::StatusOr<model::Delta> delta = patch ? ReadPatch(body) : ReadPut(body);
+  absl::StatusOr<model::Delta> delta = Read(verb, body);
   if (!delta.ok()) return delta.status();
   // Applied, previewed and undone within this call: nothing else ever sees the change.
-  bool had_state = has_state_;
-  std::string version_before = state_->version;
-  absl::optional<int64_t> generation_before = state_->generation;
-  model::AppliedDelta applied = model::ApplyDelta(*delta, state_);
-  has_state_ = true;
+  Applied applied = Apply(*delta);
   DryRun out;
-  out.version = state_->version;
-  out.generation = state_->generation;
-  out.changes = !(had_state && applied.summary.empty() && state_->version == version_before &&
-                  state_->generation == generation_before);
+  out.version = desired_.version;
+  out.generation = desired_.generation;
+  out.changes = applied.changes;
   absl::Status limits = absl::OkStatus();
   if (out.changes && journal_ != nullptr) {
     uint64_t snapshot_before = snapshot_size_.bytes();
-    model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.summary, *state_);
+    model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.delta.summary, desired_);
     limits = JournalRecord(*delta, snapshot_before).status();
     snapshot_size_.Revert(std::move(counted));
   }
-  if (limits.ok() && out.changes) out.workers = reconciler_->Preview(applied.summary);
-  model::UndoDelta(std::move(applied.undo), state_);
-  has_state_ = had_state;
+  if (limits.ok() && out.changes) out.workers = reconciler().Preview(applied.delta.summary);
+  Undo(std::move(applied));
   if (!limits.ok()) return limits;
   return out;
 }
@@ -299,37 +208,33 @@ absl::StatusOr<std::string> StateService::JournalRecord(const model::Delta& delt
   return record;
 }
 
-absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, Done done) {
+absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, absl::Duration timeout,
+                                  PushDone done) {
   if (!read.ok()) {
     ++stats_.refused;
     return read.status();
   }
   model::Delta& delta = *read;
-  bool had_state = has_state_;
-  std::string version_before = state_->version;
-  absl::optional<int64_t> generation_before = state_->generation;
-  model::AppliedDelta applied = model::ApplyDelta(delta, state_);
-  has_state_ = true;
-  if (had_state && applied.summary.empty() && state_->version == version_before &&
-      state_->generation == generation_before) {
-    // Nothing changed (a retry, upserts of what is held): nothing to persist or send.
+  Applied applied = Apply(delta);
+  if (!applied.changes) {
     ++stats_.unchanged;
-    done(Accepted{reconciler_->latest_seq(), state_->version, state_->generation});
+    AnswerAfter(reconciler().latest_seq(), desired_.version, desired_.generation, timeout,
+                std::move(done));
     return absl::OkStatus();
   }
   if (journal_ == nullptr) {
     stats_.objects_changed += delta.object_count();
-    done(Accepted{reconciler_->Publish(applied.summary), state_->version, state_->generation});
+    AnswerAfter(reconciler().Publish(applied.delta.summary), desired_.version, desired_.generation,
+                timeout, std::move(done));
     return absl::OkStatus();
   }
   // A change the journal cannot take is refused here, before it is sent, answered or written:
   // undone at once, nothing else saw it.
   uint64_t snapshot_before = snapshot_size_.bytes();
-  model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.summary, *state_);
+  model::SnapshotSize::Undo counted = snapshot_size_.Apply(applied.delta.summary, desired_);
   auto refuse = [&](absl::Status status) {
     snapshot_size_.Revert(std::move(counted));
-    model::UndoDelta(std::move(applied.undo), state_);
-    has_state_ = had_state;
+    Undo(std::move(applied));
     ++stats_.refused;
     return status;
   };
@@ -351,24 +256,25 @@ absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, Done done) 
   auto entry = std::make_unique<Uncommitted>();
   entry->id = id;
   entry->journal_seq = *journal_seq;
-  entry->had_state = had_state;
-  entry->undo = std::move(applied.undo);
+  entry->had_state = applied.had_state;
+  entry->undo = std::move(applied.delta.undo);
   entry->counted = std::move(counted);
-  entry->version = state_->version;
-  entry->generation = state_->generation;
+  entry->version = desired_.version;
+  entry->generation = desired_.generation;
+  entry->timeout = timeout;
   entry->done = std::move(done);
   // "Managed before" must mean managed in the durable state: behind a change still waiting for
   // the journal with objects of its own, this one waits too.
   bool after_durable = std::all_of(uncommitted_.begin(), uncommitted_.end(),
                                    [](const auto& earlier) { return earlier->published; });
-  if (after_durable && RevertibleOnWorkers(applied.summary)) {
+  if (after_durable && RevertibleOnWorkers(applied.delta.summary)) {
     // Sent while the journal writes and syncs: the push is answered once both are done, so
     // nothing is acknowledged that is not durable, and a failed sync puts the workers back
     // (OnDurable) before its answer. Saves the sync's time on every push.
     entry->published = true;
-    entry->seq = reconciler_->Publish(applied.summary);
+    entry->seq = reconciler().Publish(applied.delta.summary);
   } else {
-    entry->summary = std::move(applied.summary);
+    entry->summary = std::move(applied.delta.summary);
   }
   uncommitted_.push_back(std::move(entry));
   return absl::OkStatus();
@@ -397,11 +303,29 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
     }
     std::unique_ptr<Uncommitted> entry = std::move(uncommitted_.front());
     uncommitted_.pop_front();
-    uint64_t seq = entry->published ? entry->seq : reconciler_->Publish(entry->summary);
-    entry->done(Accepted{seq, std::move(entry->version), entry->generation});
+    uint64_t seq = entry->published ? entry->seq : reconciler().Publish(entry->summary);
+    AnswerAfter(seq, std::move(entry->version), entry->generation, entry->timeout,
+                std::move(entry->done));
     MaybeCompact();
     return;
   }
+  RollBack(std::move(status));
+}
+
+void StateService::AnswerAfter(uint64_t seq, std::string version,
+                               absl::optional<int64_t> generation, absl::Duration timeout,
+                               PushDone done) {
+  reconciler().WaitForPush(seq, timeout,
+                           [seq, version = std::move(version), generation,
+                            done = std::move(done)](reconcile::PushOutcome outcome) mutable {
+                             // The push's own labels: later pushes may have changed the state's.
+                             outcome.version = std::move(version);
+                             outcome.generation = generation;
+                             done(Pushed{seq, std::move(outcome)});
+                           });
+}
+
+void StateService::RollBack(absl::Status status) {
   // The batch failed as a whole: undo every change not yet durable, newest first, and refuse them.
   ++stats_.persist_failures;
   base::LogError("desired state: not made durable, so not applied: ", status.message());
@@ -409,7 +333,7 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
   uncommitted_.clear();
   bool sent = false;
   for (auto it = failed.rbegin(); it != failed.rend(); ++it) {
-    model::UndoDelta(std::move((*it)->undo), state_);
+    model::UndoDelta(std::move((*it)->undo), &desired_);
     snapshot_size_.Revert(std::move((*it)->counted));
     has_state_ = (*it)->had_state;
     sent = sent || (*it)->published;
@@ -421,9 +345,9 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
   // Some of it went out already: every worker re-reads what it holds and is reconciled to the
   // state as it was (only objects managed before were touched, RevertibleOnWorkers), and the
   // refusals are answered once that is done, or the wait ends.
-  uint64_t rollback = reconciler_->PublishWhole();
+  uint64_t rollback = reconciler().PublishWhole();
   auto dones = std::make_shared<std::deque<std::unique_ptr<Uncommitted>>>(std::move(failed));
-  reconciler_->WaitForPush(
+  reconciler().WaitForPush(
       rollback, kRollbackTimeout, [dones, status](reconcile::PushOutcome outcome) {
         size_t behind = 0;
         for (const reconcile::WorkerOutcome& w : outcome.workers) {
@@ -445,7 +369,7 @@ void StateService::MaybeCompact() {
   // push in between would only be refused again.
   if (snapshot_size_.bytes() >= compaction_too_large_at_) return;
   // The state now is exactly the state as of the last durable record.
-  std::string snapshot = model::DesiredStateToJson(*state_);
+  std::string snapshot = model::DesiredStateToJson(desired_);
   snapshot.push_back('\n');
   if (snapshot.size() > snapshot_size_.bytes()) {
     // Pushes were measured against a count that is short: a bug, which the journal's own check
@@ -471,4 +395,4 @@ void StateService::MaybeCompact() {
   });
 }
 
-}  // namespace hawk::api
+}  // namespace hawk::state
