@@ -361,8 +361,8 @@ int main(int argc, char** argv) {
   // Memory: a whole-state PUT at ingress scale allocates a few tens of megabytes (the body, the
   // parser's buffers, the new state) and frees them again. Fresh pages cost ~10 µs each to touch
   // on the VMs hawk runs on, so malloc keeps that memory for the next PUT (big blocks come from
-  // the heap, which free does not trim), and state::ChangeReader gives it back (malloc_trim) once
-  // large documents stop coming. glibc's default would hand out big blocks as fresh mappings (slow)
+  // the heap, which free does not trim), and app::MemoryTrimmer gives it back (malloc_trim) once
+  // large work stops coming. glibc's default would hand out big blocks as fresh mappings (slow)
   // and then raise its threshold so that they stay in the heap for good (RSS that never goes down).
   ::mallopt(M_MMAP_THRESHOLD, 32 << 20);
   ::mallopt(M_TRIM_THRESHOLD, 256 << 20);

@@ -91,6 +91,8 @@ absl::Status App::Init() {
   }
   state::StateServiceOptions state_options;
   state_options.max_record_bytes = config_.state_max_record_bytes;
+  trimmer_ = std::make_unique<MemoryTrimmer>(loop_->get());
+  state_options.release_memory = [this] { trimmer_->AfterLargeWork(); };
   state_ = std::make_unique<state::StateService>(loop_->get(), journal_.get(), state_options);
   reconcile::ReconcilerOptions reconciler_options;
   reconciler_options.resync_interval = config_.resync_interval;
@@ -103,7 +105,6 @@ absl::Status App::Init() {
   stale_sessions_ = std::make_unique<reconcile::StaleSessions>(reconciler_.get(), registry_.get(),
                                                                reconcile::StaleSessionsOptions{},
                                                                [] { return absl::Now(); });
-  trimmer_ = std::make_unique<MemoryTrimmer>(loop_->get());
   trim_subscription_ =
       reconciler_->AddReconcileListener([this](const reconcile::ReconcileEnd& end) {
         if (end.full) trimmer_->AfterLargeWork();

@@ -1,11 +1,12 @@
 #pragma once
 
-// MemoryTrimmer: gives the heap's free pages back to the system (malloc_trim) a quiet second
-// after the last piece of whole-state work — a seed or an observation at ingress scale allocates
-// tens of megabytes (a `show map` reply of 100,000 entries, the table parsed from it, the seed's
-// commands) and frees them when it ends. main.cc keeps freed memory in the heap for speed, so
-// without this a hawk that only seeded and observed would hold it for good. A burst (a reload's
-// seed, then a resync) trims once. Loop thread only.
+// MemoryTrimmer: hawk's one caller of malloc_trim. It gives the heap's free pages back to the
+// system a quiet second after the last piece of large work: a seed or an observation at ingress
+// scale (a `show map` reply of 100,000 entries, the table parsed from it, the seed's commands),
+// a journal replayed at start, the parser of large PUT documents released. main.cc keeps freed
+// memory in the heap for speed (fresh pages cost ~10 µs each to touch), so without this that
+// memory would be held for good. A burst (a reload's seed, then a resync) trims once. Loop
+// thread only.
 
 #include <uv.h>
 

@@ -1,7 +1,5 @@
 #include "agent/state/change_reader.h"
 
-#include <malloc.h>
-
 #include <string>
 #include <utility>
 
@@ -70,7 +68,8 @@ const model::DesiredState& OrEmpty(const model::DesiredState* held) {
 
 }  // namespace
 
-ChangeReader::ChangeReader(uv_loop_t* loop) : release_parser_(loop) {}
+ChangeReader::ChangeReader(uv_loop_t* loop, std::function<void()> release_memory)
+    : release_memory_(std::move(release_memory)), release_parser_(loop) {}
 
 model::json::JsonInput ChangeReader::Input(const std::string& body) {
   bool padded = body.capacity() >= body.size() + model::json::kReadPadding;
@@ -82,8 +81,8 @@ void ChangeReader::AfterParse() {
   release_parser_.Start(kReleaseParserAfter, [this] {
     parser_.Release();
     // The parser's buffers and the bodies were freed into the heap (main.cc keeps blocks below
-    // 32 MiB there): their pages go back now.
-    ::malloc_trim(0);
+    // 32 MiB there): their pages go back.
+    if (release_memory_) release_memory_();
   });
 }
 

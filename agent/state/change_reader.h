@@ -16,6 +16,7 @@
 
 #include <uv.h>
 
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -28,7 +29,8 @@ namespace hawk::state {
 
 class ChangeReader {
  public:
-  explicit ChangeReader(uv_loop_t* loop);
+  // `release_memory`: runs once the parser of a large document gave its buffers back.
+  ChangeReader(uv_loop_t* loop, std::function<void()> release_memory);
   ChangeReader(const ChangeReader&) = delete;
   ChangeReader& operator=(const ChangeReader&) = delete;
 
@@ -46,6 +48,7 @@ class ChangeReader {
   void AfterParse();
 
   model::json::DocumentParser parser_;
+  std::function<void()> release_memory_;
   uv::Timer release_parser_;
 };
 

@@ -1,7 +1,5 @@
 #include "agent/state/state_service.h"
 
-#include <malloc.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -68,7 +66,7 @@ struct StateService::Uncommitted {
 };
 
 StateService::StateService(uv_loop_t* loop, store::Journal* journal, StateServiceOptions options)
-    : journal_(journal), options_(options), reader_(loop) {}
+    : journal_(journal), options_(options), reader_(loop, options_.release_memory) {}
 
 StateService::~StateService() = default;
 
@@ -131,7 +129,8 @@ absl::Status StateService::Start(reconcile::Reconciler* reconciler) {
                   " journal records");
     reconciler_->PublishWhole();
   }
-  ::malloc_trim(0);  // the replay's parser and copies are gone: give their memory back
+  // The replay's parser and copies are gone: their memory goes back.
+  if (options_.release_memory) options_.release_memory();
   return absl::OkStatus();
 }
 

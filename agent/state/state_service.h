@@ -45,8 +45,8 @@
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
 #include "agent/model/snapshot_size.h"
-#include "agent/reconcile/push_outcome.h"
 #include "agent/reconcile/preview.h"
+#include "agent/reconcile/push_outcome.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/state/change_reader.h"
 #include "agent/store/journal.h"
@@ -74,6 +74,9 @@ struct StateServiceOptions {
   // journal's own max_record_bytes (which also bounds what Load reads back, so it stays fixed);
   // 0: the journal's.
   size_t max_record_bytes = 0;
+  // Large work ended (a journal replayed, a large document's parser released): the app's
+  // MemoryTrimmer gives the freed pages back. Unset: nothing is trimmed.
+  std::function<void()> release_memory;
 };
 
 class StateService {
