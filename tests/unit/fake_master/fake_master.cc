@@ -1,4 +1,4 @@
-#include "tests/unit/reconcile/fake_master.h"
+#include "tests/unit/fake_master/fake_master.h"
 
 #include <algorithm>
 #include <utility>
