@@ -34,10 +34,6 @@ constexpr absl::Duration kMasterPoll = absl::Milliseconds(20);
 // The server-state file, when hawk creates it: as a new configuration file.
 constexpr mode_t kServerStateFileMode = kNewConfigMode;
 
-uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
-
-uint64_t MonotonicMs() { return uv_hrtime() / 1000000; }
-
 std::string Excerpt(absl::string_view text) {
   text = absl::StripTrailingAsciiWhitespace(text);
   if (text.size() <= kMaxLogBytes) return std::string(text);
@@ -91,8 +87,7 @@ struct Reloader::Round {
   absl::optional<uint64_t> servers_seq;
   std::string servers_problem;
   absl::Time started_at;
-  uint64_t started_ms = 0;
-  uint64_t reload_sent_ms = 0;  // 0 until `reload` is sent
+  absl::optional<absl::Time> reload_sent_at;  // nullopt until `reload` is sent
   std::string log;
   PreviousConfig previous;  // what the configuration held before this round wrote it
   bool config_written = false;
@@ -128,15 +123,15 @@ void Reloader::Start() {
       registry_->AddListener([this](const model::WorkersReport& report,
                                     const registry::WorkerChanges&) { OnWorkers(report); });
   // Unreachable since hawk started, until the first connection.
-  master_unreachable_ms_ = MonotonicMs();
+  master_unreachable_since_ = wall_clock_();
   master_failures_base_ = client_->stats().connect_failures;
   reachable_subscription_ = client_->AddReachableListener([this] {
     master_ever_reached_ = true;
-    master_unreachable_ms_ = 0;
+    master_unreachable_since_.reset();
   });
   lost_subscription_ = client_->AddConnectionLostListener([this] {
-    if (client_->reachable() || master_unreachable_ms_ != 0) return;
-    master_unreachable_ms_ = MonotonicMs();
+    if (client_->reachable() || master_unreachable_since_.has_value()) return;
+    master_unreachable_since_ = wall_clock_();
     master_failures_base_ = client_->stats().connect_failures;
   });
   if (options_.config_path.empty()) return;
@@ -162,16 +157,11 @@ void Reloader::Request(absl::optional<std::string> config, Done done) {
 
 void Reloader::MaybeStartRound() {
   if (round_ || pending_.empty() || start_timer_.active()) return;
-  uint64_t delay = 0;
-  uint64_t min_interval = ToMs(options_.min_interval);
-  if (any_round_ && min_interval > 0) {
-    uint64_t earliest = last_round_start_ms_ + min_interval;
-    uint64_t now = MonotonicMs();
-    delay = earliest > now ? earliest - now : 0;
-  }
   // Even without a delay the round starts on the next loop turn, so that requests that arrived
   // together are covered by one reload.
-  start_timer_.Start(absl::Milliseconds(delay), [this] { StartRound(); });
+  absl::Duration delay =
+      std::max(last_round_start_ + options_.min_interval - wall_clock_(), absl::ZeroDuration());
+  start_timer_.Start(delay, [this] { StartRound(); });
 }
 
 void Reloader::Note(absl::string_view text) {
@@ -185,9 +175,7 @@ void Reloader::StartRound() {
   round_->requests = std::move(pending_);
   pending_.clear();
   round_->started_at = wall_clock_();
-  round_->started_ms = MonotonicMs();
-  last_round_start_ms_ = round_->started_ms;
-  any_round_ = true;
+  last_round_start_ = round_->started_at;
   for (Pending& request : round_->requests) {
     if (request.config.has_value()) round_->config = std::move(request.config);
   }
@@ -204,21 +192,20 @@ void Reloader::StartRound() {
 MasterView Reloader::ViewOfMaster() {
   MasterView view;
   view.reachable = client_->reachable();
-  uint64_t now = MonotonicMs();
+  absl::Time now = wall_clock_();
   if (view.reachable) {
     master_ever_reached_ = true;
-    master_unreachable_ms_ = 0;
-  } else if (master_unreachable_ms_ == 0) {
+    master_unreachable_since_.reset();
+  } else if (!master_unreachable_since_.has_value()) {
     // Unreachable without a lost connection (hawk gave one up): from now on.
-    master_unreachable_ms_ = now;
+    master_unreachable_since_ = now;
     master_failures_base_ = client_->stats().connect_failures;
   }
   view.ever_reached = master_ever_reached_;
   uint64_t failures = client_->stats().connect_failures;
   view.connect_failures = failures > master_failures_base_ ? failures - master_failures_base_ : 0;
   if (!view.reachable) {
-    view.unreachable_for =
-        absl::Milliseconds(static_cast<int64_t>(now - std::min(now, master_unreachable_ms_)));
+    view.unreachable_for = std::max(now - *master_unreachable_since_, absl::ZeroDuration());
   }
   return view;
 }
@@ -235,7 +222,8 @@ void Reloader::AwaitMaster(std::function<void()> then) {
              absl::UnavailableError(absl::StrCat(
                  "reload not sent: ", client_->last_error().message(),
                  master.ever_reached
-                     ? absl::StrCat(" (unreachable for ", ToMs(master.unreachable_for), " ms)")
+                     ? absl::StrCat(" (unreachable for ",
+                                    absl::ToInt64Milliseconds(master.unreachable_for), " ms)")
                      : std::string(" (never reached since hawk started)"))));
       return;
     case MasterVerdict::kWait:
@@ -244,7 +232,7 @@ void Reloader::AwaitMaster(std::function<void()> then) {
   if (!round_->noted_waiting) {
     round_->noted_waiting = true;
     Note(absl::StrCat("master CLI unreachable (", client_->last_error().message(),
-                      "): waiting up to ", ToMs(grace), " ms for it"));
+                      "): waiting up to ", absl::ToInt64Milliseconds(grace), " ms for it"));
   }
   uint64_t id = round_->id;
   step_timer_.Start(kMasterPoll, [this, id, then = std::move(then)]() mutable {
@@ -382,7 +370,8 @@ void Reloader::OnChecked(uv::ProcessResult result) {
   }
   if (!result.succeeded()) {
     std::string how =
-        result.timed_out ? absl::StrCat("timed out after ", ToMs(options_.check_timeout), " ms")
+        result.timed_out          ? absl::StrCat("timed out after ",
+                                                 absl::ToInt64Milliseconds(options_.check_timeout), " ms")
         : result.term_signal != 0 ? absl::StrCat("killed by signal ", result.term_signal)
                                   : absl::StrCat("exit status ", result.exit_status);
     Finish(ReloadResult::kFailed,
@@ -434,7 +423,8 @@ void Reloader::Presync() {
           Note(absl::StrCat("pre-sync: worker ", round_->presync_pid,
                             " did not finish applying the desired state "
                             "within ",
-                            ToMs(options_.presync_timeout), " ms; reloading anyway"));
+                            absl::ToInt64Milliseconds(options_.presync_timeout),
+                            " ms; reloading anyway"));
         }
         WriteServerState();
       }));
@@ -524,16 +514,14 @@ void Reloader::SendReload() {
   // way to the current worker: the reload would cut it, and without `grace` the worker about to
   // leave could no longer take it. Wait for it, within what is left of the pre-sync budget.
   const model::WorkerReport* current = registry_->report().Current();
-  uint64_t budget = ToMs(options_.presync_timeout);
-  uint64_t spent = MonotonicMs() - round_->started_ms;
-  if (current != nullptr && !reconciler_->HoldsLatest(current->pid) && spent < budget) {
+  absl::Duration left = options_.presync_timeout - (wall_clock_() - round_->started_at);
+  if (current != nullptr && !reconciler_->HoldsLatest(current->pid) &&
+      left > absl::ZeroDuration()) {
     uint64_t id = round_->id;
-    reconciler_->WaitForWorker(current->pid,
-                               absl::Milliseconds(static_cast<int64_t>(budget - spent)),
-                               lifetime_.Guard([this, id](bool) {
-                                 if (!round_ || round_->id != id) return;
-                                 SendReloadNow();
-                               }));
+    reconciler_->WaitForWorker(current->pid, left, lifetime_.Guard([this, id](bool) {
+      if (!round_ || round_->id != id) return;
+      SendReloadNow();
+    }));
     return;
   }
   SendReloadNow();
@@ -545,8 +533,8 @@ void Reloader::SendReloadNow() {
 }
 
 void Reloader::SendReloadBatch() {
-  if (round_->reload_sent_ms == 0) {
-    round_->reload_sent_ms = MonotonicMs();
+  if (!round_->reload_sent_at.has_value()) {
+    round_->reload_sent_at = wall_clock_();
     deadline_.Start(options_.reload_timeout, [this] {
       if (round_->reply.status == parse::ReloadStatus::kFailure) {
         // HAProxy said so; only the report never caught up (the master unreachable since).
@@ -554,9 +542,9 @@ void Reloader::SendReloadBatch() {
         return;
       }
       Finish(ReloadResult::kTimedOut,
-             absl::DeadlineExceededError(
-                 absl::StrCat("no verdict within ", ToMs(options_.reload_timeout),
-                              " ms of `reload`: HAProxy may still be loading the configuration")));
+             absl::DeadlineExceededError(absl::StrCat(
+                 "no verdict within ", absl::ToInt64Milliseconds(options_.reload_timeout),
+                 " ms of `reload`: HAProxy may still be loading the configuration")));
     });
   }
   cli::Command reload = cli::Command::Master("reload");
@@ -671,15 +659,16 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
   record.trigger = ReloadTrigger::kApi;
   record.result = result;
   record.started_at = round->started_at;
-  uint64_t from = round->reload_sent_ms != 0 ? round->reload_sent_ms : round->started_ms;
-  record.duration = absl::Milliseconds(static_cast<int64_t>(MonotonicMs() - from));
+  record.duration = std::max(wall_clock_() - round->reload_sent_at.value_or(round->started_at),
+                             absl::ZeroDuration());
   record.new_worker_pid = new_worker_pid;
   record.requests = static_cast<int>(round->requests.size());
   record.log = Excerpt(round->log);
   if (!status.ok()) record.error = std::string(status.message());
   if (result == ReloadResult::kSucceeded) {
-    base::LogInfo("reload ", record.id, " succeeded in ", ToMs(record.duration), " ms: new worker ",
-                  new_worker_pid, " (", record.requests, " request(s))");
+    base::LogInfo("reload ", record.id, " succeeded in ",
+                  absl::ToInt64Milliseconds(record.duration), " ms: new worker ", new_worker_pid,
+                  " (", record.requests, " request(s))");
   } else {
     base::LogWarn("reload ", record.id, " ", ReloadResultName(result), ": ", status.message());
   }
@@ -696,9 +685,9 @@ void Reloader::OnWorkers(const model::WorkersReport& report) {
   if (round_ && round_->awaiting) Judge(report);
   // Once hawk has sent `reload`, the counter may move before the reply comes back: that is
   // hawk's reload, accounted for when the reply arrives, not an external one.
-  bool own_reload_under_way = round_ && (round_->awaiting || round_->reload_sent_ms != 0);
+  bool own_reload_under_way = round_ && (round_->awaiting || round_->reload_sent_at.has_value());
   for (const ExternalReload& external :
-       external_.Observe(report, own_reload_under_way, wall_clock_(), MonotonicMs())) {
+       external_.Observe(report, own_reload_under_way, wall_clock_())) {
     RecordExternal(external);
   }
 }

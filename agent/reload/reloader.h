@@ -41,6 +41,10 @@
 //              registry lists it, whoever triggered the reload.
 // Reloads hawk did not start (SIGUSR2, another tool) are noticed from the master's reload
 // counter and recorded too (external_reload.h).
+//
+// Every timestamp and duration (the records, min_interval, the pre-sync budget, how long the
+// master has been unreachable) is read from the clock the reloader is given; the timers only
+// schedule.
 
 #include <uv.h>
 
@@ -229,8 +233,7 @@ class Reloader {
   uv::Timer start_timer_;  // the next round, after min_interval
   uv::Timer step_timer_;   // retries and polls within a round
   uv::Timer deadline_;     // reload_timeout of the round in progress
-  uint64_t last_round_start_ms_ = 0;
-  bool any_round_ = false;
+  absl::Time last_round_start_ = absl::InfinitePast();
   uint64_t next_id_ = 1;
   std::deque<ReloadRecord> history_;
   ReloadCounters counters_;
@@ -247,8 +250,8 @@ class Reloader {
   base::Subscription reachable_subscription_;
   base::Subscription lost_subscription_;
   bool master_ever_reached_ = false;
-  uint64_t master_unreachable_ms_ = 0;  // since when (MonotonicMs); 0 while reachable
-  uint64_t master_failures_base_ = 0;   // the client's connect failures at that moment
+  absl::optional<absl::Time> master_unreachable_since_;  // nullopt while reachable
+  uint64_t master_failures_base_ = 0;  // the client's connect failures at that moment
   // Guards callbacks that may outlive the reloader: batches in the client's queue, reconciler
   // waiters. Last: disarmed before any other member goes.
   base::Lifetime lifetime_;
