@@ -22,14 +22,13 @@ void ExternalReloads::AccountOwnReload(int reloads_before) {
   accounted_reloads_ = std::max(accounted_reloads_, reloads_before + 1);
 }
 
-ExternalReload ExternalReloads::Decided(ReloadJudgement judgement, uint64_t now_ms) const {
+ExternalReload ExternalReloads::Decided(ReloadJudgement judgement, absl::Time now) const {
   return ExternalReload{std::move(judgement), noticed_at_,
-                        absl::Milliseconds(static_cast<int64_t>(now_ms - noticed_ms_))};
+                        std::max(now - noticed_at_, absl::ZeroDuration())};
 }
 
 std::vector<ExternalReload> ExternalReloads::Observe(const model::WorkersReport& report,
-                                                     bool own_reload_under_way, absl::Time now,
-                                                     uint64_t now_ms) {
+                                                     bool own_reload_under_way, absl::Time now) {
   std::vector<ExternalReload> decided;
   if (report.master.pid == 0) return decided;  // the master was not reached
   if (report.master.pid != last_seen_.master_pid) {
@@ -45,17 +44,16 @@ std::vector<ExternalReload> ExternalReloads::Observe(const model::WorkersReport&
       decided.push_back(Decided(ReloadJudgement{Verdict::kPending, 0,
                                                 "superseded by another reload before its new "
                                                 "worker was seen"},
-                                now_ms));
+                                now));
     }
     under_way_ = last_seen_;
     noticed_at_ = now;
-    noticed_ms_ = now_ms;
     accounted_reloads_ = report.master.reloads;
   }
   if (under_way_.has_value()) {
     ReloadJudgement judgement = JudgeReload(*under_way_, parse::ReloadReply{}, report);
-    if (judgement.verdict != Verdict::kPending || now_ms - noticed_ms_ >= kExternalVerdictMs) {
-      decided.push_back(Decided(std::move(judgement), now_ms));
+    if (judgement.verdict != Verdict::kPending || now - noticed_at_ >= kExternalVerdict) {
+      decided.push_back(Decided(std::move(judgement), now));
       under_way_.reset();
     }
   }

@@ -22,11 +22,11 @@ namespace hawk::reload {
 
 // An external reload whose new worker does not show up within this long is decided as pending
 // (recorded as timed out).
-inline constexpr uint64_t kExternalVerdictMs = 60000;
+inline constexpr absl::Duration kExternalVerdict = absl::Seconds(60);
 
 // An external reload, decided.
 struct ExternalReload {
-  // kSucceeded, kFailed, or kPending: no verdict within kExternalVerdictMs, or superseded by
+  // kSucceeded, kFailed, or kPending: no verdict within kExternalVerdict, or superseded by
   // another reload before its new worker was seen (`reason` says which when it knows).
   ReloadJudgement judgement;
   absl::Time noticed_at;    // when hawk noticed it: hawk does not know when it was triggered
@@ -39,15 +39,15 @@ class ExternalReloads {
   // hawk's, not an external reload.
   void AccountOwnReload(int reloads_before);
 
-  // The next worker report, polled at `now` (`now_ms`: a monotonic clock, in milliseconds).
+  // The next worker report, polled at `now`.
   // `own_reload_under_way`: hawk has sent `reload` and awaits its verdict (3.1+ answers only once
   // the new worker is ready, and the registry polls meanwhile, so the counter may move before
   // hawk accounts for it). Returns the external reloads this report decided, oldest first.
   std::vector<ExternalReload> Observe(const model::WorkersReport& report, bool own_reload_under_way,
-                                      absl::Time now, uint64_t now_ms);
+                                      absl::Time now);
 
  private:
-  ExternalReload Decided(ReloadJudgement judgement, uint64_t now_ms) const;
+  ExternalReload Decided(ReloadJudgement judgement, absl::Time now) const;
 
   ReloadBaseline last_seen_;  // the master as of the last report; master_pid 0: none seen yet
   // The master's reload count that hawk has accounted for (its own reloads included).
@@ -55,7 +55,6 @@ class ExternalReloads {
   // The external reload under way: the master as it was just before it, and when it was noticed.
   absl::optional<ReloadBaseline> under_way_;
   absl::Time noticed_at_ = absl::InfinitePast();
-  uint64_t noticed_ms_ = 0;
 };
 
 }  // namespace hawk::reload

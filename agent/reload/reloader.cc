@@ -3,101 +3,29 @@
 #include <algorithm>
 #include <utility>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/strings/strip.h"
 #include "agent/base/log.h"
-#include "agent/parse/haproxy_config.h"
-#include "agent/parse/maps.h"
-#include "agent/parse/servers_state.h"
 #include "agent/parse/show_proc.h"
-#include "agent/plan/server_lines.h"
-#include "agent/plan/server_state_file.h"
-#include "agent/plan/table_file.h"
-#include "agent/store/atomic_file.h"
 
 namespace hawk::reload {
 namespace {
 
-constexpr size_t kMaxCheckOutputBytes = 64 * 1024;
-// What a record keeps of the round's log.
-constexpr size_t kMaxLogBytes = 16 * 1024;
 // While a verdict is pending, the worker list is polled this often.
 constexpr absl::Duration kVerdictPoll = absl::Milliseconds(5);
 // `Another reload is still in progress.` (3.1+): try again after this long.
 constexpr absl::Duration kBusyRetry = absl::Milliseconds(100);
 // While the master is briefly unreachable, the gate looks again this often.
 constexpr absl::Duration kMasterPoll = absl::Milliseconds(20);
-// The server-state file, when hawk creates it: as a new configuration file.
-constexpr mode_t kServerStateFileMode = kNewConfigMode;
-
-uint64_t ToMs(absl::Duration d) { return static_cast<uint64_t>(absl::ToInt64Milliseconds(d)); }
-
-uint64_t MonotonicMs() { return uv_hrtime() / 1000000; }
-
-std::string Excerpt(absl::string_view text) {
-  text = absl::StripTrailingAsciiWhitespace(text);
-  if (text.size() <= kMaxLogBytes) return std::string(text);
-  return absl::StrCat("…", text.substr(text.size() - kMaxLogBytes));
-}
-
-// What `haproxy -c` said that matters, for an error message: its [ALERT] lines (the errors),
-// else its first lines.
-std::string Head(absl::string_view text, size_t max_lines = 5) {
-  std::vector<absl::string_view> all, alerts;
-  for (absl::string_view line : absl::StrSplit(text, '\n', absl::SkipWhitespace())) {
-    line = absl::StripAsciiWhitespace(line);
-    all.push_back(line);
-    if (absl::StartsWith(line, "[ALERT]")) alerts.push_back(line);
-  }
-  std::vector<absl::string_view>& lines = alerts.empty() ? all : alerts;
-  if (lines.size() > max_lines) lines.resize(max_lines);
-  return absl::StrJoin(lines, " | ");
-}
 
 }  // namespace
-
-const char* ReloadTriggerName(ReloadTrigger trigger) {
-  return trigger == ReloadTrigger::kApi ? "API" : "EXTERNAL";
-}
-
-const char* ReloadResultName(ReloadResult result) {
-  switch (result) {
-    case ReloadResult::kSucceeded:
-      return "SUCCEEDED";
-    case ReloadResult::kFailed:
-      return "FAILED";
-    case ReloadResult::kTimedOut:
-      return "TIMED_OUT";
-    case ReloadResult::kUnreachable:
-      return "UNREACHABLE";
-  }
-  return "FAILED";
-}
 
 struct Reloader::Round {
   uint64_t id = 0;
   std::vector<Pending> requests;
   absl::optional<std::string> config;  // the latest configuration the requests carried
-  // No request carried a configuration: `config` is the file with the desired servers written
-  // in (--write-servers), which the round may drop to reload the file as it is.
-  bool servers_only = false;
-  bool servers_given_up = false;  // the servers could not go in: the file is reloaded as it is
-  // The desired servers (as of this server sequence) are in the configuration this round
-  // reloads; or why they are not.
-  absl::optional<uint64_t> servers_seq;
-  std::string servers_problem;
   absl::Time started_at;
-  uint64_t started_ms = 0;
-  uint64_t reload_sent_ms = 0;  // 0 until `reload` is sent
+  absl::optional<absl::Time> reload_sent_at;  // nullopt until `reload` is sent
   std::string log;
-  PreviousConfig previous;  // what the configuration held before this round wrote it
-  bool config_written = false;
-  absl::optional<CandidateFile> candidate;  // the configuration under `haproxy -c`
-  std::unique_ptr<uv::ChildProcess> check;
   int presync_pid = 0;
   ReloadBaseline baseline;
   parse::ReloadReply reply;
@@ -107,18 +35,22 @@ struct Reloader::Round {
 
 Reloader::Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerRegistry* registry,
                    reconcile::Reconciler* reconciler, ReloaderOptions options,
-                   std::function<absl::Time()> wall_clock)
-    : loop_(loop),
-      client_(client),
+                   std::function<absl::Time()> clock)
+    : client_(client),
       registry_(registry),
       reconciler_(reconciler),
       options_(std::move(options)),
-      wall_clock_(std::move(wall_clock)),
-      config_file_(options_.config_path),
+      clock_(std::move(clock)),
+      config_(loop, ConfigStageOptions{options_.config_path, options_.haproxy_binary,
+                                       options_.write_servers, options_.check_timeout}),
+      worker_files_(client, registry, reconciler,
+                    WorkerFilesOptions{options_.server_state_file, options_.write_table_files,
+                                       options_.table_files_dir, options_.no_table_files_dir},
+                    clock_),
       start_timer_(loop),
       step_timer_(loop),
       deadline_(loop),
-      table_files_(options_.table_files_dir, options_.no_table_files_dir) {}
+      history_(options_.history_size) {}
 
 // The round in progress goes with its candidate file (removed) and its `haproxy -c` (killed).
 Reloader::~Reloader() = default;
@@ -128,31 +60,22 @@ void Reloader::Start() {
       registry_->AddListener([this](const model::WorkersReport& report,
                                     const registry::WorkerChanges&) { OnWorkers(report); });
   // Unreachable since hawk started, until the first connection.
-  master_unreachable_ms_ = MonotonicMs();
+  master_unreachable_since_ = clock_();
   master_failures_base_ = client_->stats().connect_failures;
   reachable_subscription_ = client_->AddReachableListener([this] {
     master_ever_reached_ = true;
-    master_unreachable_ms_ = 0;
+    master_unreachable_since_.reset();
   });
   lost_subscription_ = client_->AddConnectionLostListener([this] {
-    if (client_->reachable() || master_unreachable_ms_ != 0) return;
-    master_unreachable_ms_ = MonotonicMs();
+    if (client_->reachable() || master_unreachable_since_.has_value()) return;
+    master_unreachable_since_ = clock_();
     master_failures_base_ = client_->stats().connect_failures;
   });
-  if (options_.config_path.empty()) return;
-  absl::StatusOr<std::string> text = config_file_.Read("read --haproxy-config");
-  if (!text.ok()) {
-    base::LogWarn(text.status().message());
-    return;
-  }
-  RefreshConfigWarnings(*text);
+  config_.Start();
 }
 
-void Reloader::RefreshConfigWarnings(absl::string_view config_text) {
-  config_warnings_ = parse::AdviseOnConfig(config_text);
-  for (const std::string& warning : config_warnings_) {
-    base::LogWarn(options_.config_path, ": ", warning);
-  }
+std::vector<std::string> Reloader::Warnings() const {
+  return config_.Warnings(reconciler_->desired(), reconciler_->latest_server_seq());
 }
 
 void Reloader::Request(absl::optional<std::string> config, Done done) {
@@ -162,16 +85,11 @@ void Reloader::Request(absl::optional<std::string> config, Done done) {
 
 void Reloader::MaybeStartRound() {
   if (round_ || pending_.empty() || start_timer_.active()) return;
-  uint64_t delay = 0;
-  uint64_t min_interval = ToMs(options_.min_interval);
-  if (any_round_ && min_interval > 0) {
-    uint64_t earliest = last_round_start_ms_ + min_interval;
-    uint64_t now = MonotonicMs();
-    delay = earliest > now ? earliest - now : 0;
-  }
   // Even without a delay the round starts on the next loop turn, so that requests that arrived
   // together are covered by one reload.
-  start_timer_.Start(absl::Milliseconds(delay), [this] { StartRound(); });
+  absl::Duration delay =
+      std::max(last_round_start_ + options_.min_interval - clock_(), absl::ZeroDuration());
+  start_timer_.Start(delay, [this] { StartRound(); });
 }
 
 void Reloader::Note(absl::string_view text) {
@@ -179,15 +97,19 @@ void Reloader::Note(absl::string_view text) {
   absl::StrAppend(&round_->log, text, "\n");
 }
 
+std::function<void(absl::string_view)> Reloader::NoteFor(uint64_t id) {
+  return [this, id](absl::string_view line) {
+    if (round_ && round_->id == id) Note(line);
+  };
+}
+
 void Reloader::StartRound() {
   round_ = std::make_unique<Round>();
   round_->id = next_id_++;
   round_->requests = std::move(pending_);
   pending_.clear();
-  round_->started_at = wall_clock_();
-  round_->started_ms = MonotonicMs();
-  last_round_start_ms_ = round_->started_ms;
-  any_round_ = true;
+  round_->started_at = clock_();
+  last_round_start_ = round_->started_at;
   for (Pending& request : round_->requests) {
     if (request.config.has_value()) round_->config = std::move(request.config);
   }
@@ -198,27 +120,26 @@ void Reloader::StartRound() {
     return;
   }
   // Before anything is checked or written: a reload that cannot reach HAProxy changes nothing.
-  AwaitMaster([this] { Check(); });
+  AwaitMaster([this] { PrepareConfig(); });
 }
 
 MasterView Reloader::ViewOfMaster() {
   MasterView view;
   view.reachable = client_->reachable();
-  uint64_t now = MonotonicMs();
+  absl::Time now = clock_();
   if (view.reachable) {
     master_ever_reached_ = true;
-    master_unreachable_ms_ = 0;
-  } else if (master_unreachable_ms_ == 0) {
+    master_unreachable_since_.reset();
+  } else if (!master_unreachable_since_.has_value()) {
     // Unreachable without a lost connection (hawk gave one up): from now on.
-    master_unreachable_ms_ = now;
+    master_unreachable_since_ = now;
     master_failures_base_ = client_->stats().connect_failures;
   }
   view.ever_reached = master_ever_reached_;
   uint64_t failures = client_->stats().connect_failures;
   view.connect_failures = failures > master_failures_base_ ? failures - master_failures_base_ : 0;
   if (!view.reachable) {
-    view.unreachable_for =
-        absl::Milliseconds(static_cast<int64_t>(now - std::min(now, master_unreachable_ms_)));
+    view.unreachable_for = std::max(now - *master_unreachable_since_, absl::ZeroDuration());
   }
   return view;
 }
@@ -235,7 +156,8 @@ void Reloader::AwaitMaster(std::function<void()> then) {
              absl::UnavailableError(absl::StrCat(
                  "reload not sent: ", client_->last_error().message(),
                  master.ever_reached
-                     ? absl::StrCat(" (unreachable for ", ToMs(master.unreachable_for), " ms)")
+                     ? absl::StrCat(" (unreachable for ",
+                                    absl::ToInt64Milliseconds(master.unreachable_for), " ms)")
                      : std::string(" (never reached since hawk started)"))));
       return;
     case MasterVerdict::kWait:
@@ -244,7 +166,7 @@ void Reloader::AwaitMaster(std::function<void()> then) {
   if (!round_->noted_waiting) {
     round_->noted_waiting = true;
     Note(absl::StrCat("master CLI unreachable (", client_->last_error().message(),
-                      "): waiting up to ", ToMs(grace), " ms for it"));
+                      "): waiting up to ", absl::ToInt64Milliseconds(grace), " ms for it"));
   }
   uint64_t id = round_->id;
   step_timer_.Start(kMasterPoll, [this, id, then = std::move(then)]() mutable {
@@ -253,176 +175,23 @@ void Reloader::AwaitMaster(std::function<void()> then) {
   });
 }
 
-void Reloader::WriteServersIntoConfig() {
-  const model::DesiredState* desired = reconciler_->desired();
-  if (!options_.write_servers || options_.config_path.empty() || desired == nullptr ||
-      desired->server_count() == 0 || round_->servers_given_up) {
-    return;
-  }
-  std::string read;
-  const std::string* text = nullptr;
-  if (round_->config.has_value()) {
-    text = &*round_->config;
-  } else if (config_file_.IsSymlink()) {
-    // Written only when asked to: hawk never replaces a link it was not given a file for.
-    round_->servers_problem =
-        "it is a symbolic link (a mounted ConfigMap's?), which hawk does "
-        "not replace";
-    Note(absl::StrCat("servers not written into the configuration: ", options_.config_path, " ",
-                      round_->servers_problem, "; the file is reloaded as it is"));
-    return;
-  } else {
-    absl::StatusOr<std::string> file = config_file_.Read("read --haproxy-config");
-    if (!file.ok()) {
-      round_->servers_problem = std::string(file.status().message());
-      Note(absl::StrCat("servers not written into the configuration: ", file.status().message()));
-      return;
-    }
-    read = *std::move(file);
-    text = &read;
-  }
-  plan::ServerLines lines = plan::WriteDesiredServers(*text, *desired);
-  Note(absl::StrCat("servers: ", lines.servers_written, " of ", desired->server_count(),
-                    " managed servers written into the configuration",
-                    lines.templates_expanded > 0
-                        ? absl::StrCat(" (", lines.templates_expanded, " server-template expanded)")
-                        : std::string(),
-                    lines.undeclared > 0
-                        ? absl::StrCat("; ", lines.undeclared,
-                                       " not declared there (the new worker gets them from hawk)")
-                        : std::string(),
-                    lines.changed ? "" : "; the configuration already held them"));
-  for (const std::string& note : lines.notes) Note(absl::StrCat("servers: ", note));
-  round_->servers_seq = reconciler_->latest_server_seq();
-  if (!lines.changed) return;
-  round_->servers_only = !round_->config.has_value();
-  round_->config = std::move(lines.config);
-}
-
-std::vector<std::string> Reloader::Warnings() const {
-  std::vector<std::string> warnings = config_warnings_;
-  const model::DesiredState* desired = reconciler_->desired();
-  if (desired == nullptr || desired->server_count() == 0) return warnings;
-  constexpr absl::string_view kCost =
-      "a worker started by a reload serves the configuration's servers until hawk seeds it, and "
-      "requests to them can fail meanwhile";
-  if (!options_.write_servers || options_.config_path.empty()) {
-    warnings.push_back(
-        absl::StrCat("servers: hawk does not write the desired servers into the configuration (",
-                     options_.config_path.empty() ? "no --haproxy-config" : "--write-servers=false",
-                     "): ", kCost));
-  } else if (!servers_not_written_.empty()) {
-    warnings.push_back(
-        absl::StrCat("servers: the last reload through hawk could not write the "
-                     "desired servers into ",
-                     options_.config_path, " (", servers_not_written_, "): ", kCost));
-  } else if (!servers_in_config_seq_.has_value() ||
-             *servers_in_config_seq_ < reconciler_->latest_server_seq()) {
-    warnings.push_back(absl::StrCat(
-        "servers: ",
-        servers_in_config_seq_.has_value() ? "changed since the last reload through hawk wrote "
-                                             "them into "
-                                           : "not written by hawk since it started into ",
-        options_.config_path,
-        ": a reload made elsewhere (SIGUSR2, another tool) would start them from the file, and "
-        "requests to them can fail until hawk seeds the new worker; reload through POST "
-        "/v1/reload, which writes them first"));
-  }
-  return warnings;
-}
-
-void Reloader::Check() {
-  WriteServersIntoConfig();
-  std::string path = options_.config_path;
-  if (options_.haproxy_binary.empty() || path.empty()) {
-    WriteConfig();
-    return;
-  }
-  if (round_->config.has_value()) {
-    // Checked under another name first: a rejected configuration never replaces the file.
-    absl::StatusOr<CandidateFile> candidate = config_file_.WriteCandidate(*round_->config);
-    if (!candidate.ok()) {
-      Finish(ReloadResult::kFailed, absl::InternalError(candidate.status().message()));
-      return;
-    }
-    path = candidate->path();
-    round_->candidate = *std::move(candidate);
-  }
-  absl::StatusOr<std::unique_ptr<uv::ChildProcess>> check = uv::ChildProcess::Spawn(
-      loop_, {options_.haproxy_binary, "-c", "-f", path}, options_.check_timeout,
-      kMaxCheckOutputBytes,
-      // Unguarded: the round owns the child, and destroying it drops `done` (uv/process.h).
-      [this](uv::ProcessResult result) { OnChecked(std::move(result)); });
-  if (!check.ok()) {
-    Finish(ReloadResult::kFailed,
-           absl::InternalError(absl::StrCat("--haproxy-binary: ", check.status().message())));
-    return;
-  }
-  round_->check = *std::move(check);
-}
-
-void Reloader::OnChecked(uv::ProcessResult result) {
-  if (!round_) return;
-  round_->candidate.reset();
-  std::string output(absl::StripTrailingAsciiWhitespace(result.output));
-  if (!output.empty()) Note(absl::StrCat("haproxy -c:\n", output));
-  if (!result.succeeded() && round_->servers_only) {
-    // The servers made the difference, or the file was broken already: check it as it is.
-    round_->servers_problem = absl::StrCat("`", options_.haproxy_binary,
-                                           " -c` rejected the configuration with them written in");
-    round_->servers_seq.reset();
-    Note(absl::StrCat("servers not written: ", round_->servers_problem,
-                      "; the file is reloaded as it is"));
-    round_->config.reset();
-    round_->servers_only = false;
-    round_->servers_given_up = true;
-    round_->check.reset();
-    Check();  // the file as it is, checked as any other round's
-    return;
-  }
-  if (!result.succeeded()) {
-    std::string how =
-        result.timed_out ? absl::StrCat("timed out after ", ToMs(options_.check_timeout), " ms")
-        : result.term_signal != 0 ? absl::StrCat("killed by signal ", result.term_signal)
-                                  : absl::StrCat("exit status ", result.exit_status);
-    Finish(ReloadResult::kFailed,
-           absl::FailedPreconditionError(absl::StrCat(
-               "`", options_.haproxy_binary, " -c` rejected the configuration (", how,
-               "): ", Head(output), "; nothing was written and HAProxy was not reloaded")));
-    return;
-  }
-  round_->check.reset();  // allowed from its own callback (process.h)
-  WriteConfig();
-}
-
-void Reloader::WriteConfig() {
-  if (!round_->config.has_value()) {
-    Presync();
-    return;
-  }
-  absl::StatusOr<PreviousConfig> previous = config_file_.Replace(*round_->config);
-  if (!previous.ok() && round_->servers_only) {
-    round_->servers_problem = std::string(previous.status().message());
-    round_->servers_seq.reset();
-    Note(absl::StrCat("servers not written: ", previous.status().message(),
-                      "; the file is reloaded as it is"));
-    round_->config.reset();
-    Presync();
-    return;
-  }
-  if (!previous.ok()) {
-    Finish(ReloadResult::kFailed, absl::InternalError(previous.status().message()));
-    return;
-  }
-  round_->previous = *std::move(previous);
-  round_->config_written = true;
-  Presync();
+void Reloader::PrepareConfig() {
+  uint64_t id = round_->id;
+  config_.Prepare(std::move(round_->config), reconciler_->desired(),
+                  reconciler_->latest_server_seq(), NoteFor(id), [this, id](absl::Status status) {
+                    if (!round_ || round_->id != id) return;
+                    if (!status.ok()) {
+                      Finish(ReloadResult::kFailed, std::move(status));
+                      return;
+                    }
+                    Presync();
+                  });
 }
 
 void Reloader::Presync() {
   const model::WorkerReport* current = registry_->report().Current();
   if (current == nullptr || reconciler_->desired() == nullptr) {
-    WriteServerState();
+    WriteWorkerFiles();
     return;
   }
   round_->presync_pid = current->pid;
@@ -432,91 +201,20 @@ void Reloader::Presync() {
         if (!round_ || round_->id != id) return;
         if (!synced) {
           Note(absl::StrCat("pre-sync: worker ", round_->presync_pid,
-                            " did not finish applying the desired state "
-                            "within ",
-                            ToMs(options_.presync_timeout), " ms; reloading anyway"));
+                            " did not finish applying the desired state within ",
+                            absl::ToInt64Milliseconds(options_.presync_timeout),
+                            " ms; reloading anyway"));
         }
-        WriteServerState();
+        WriteWorkerFiles();
       }));
 }
 
-void Reloader::WriteServerState() {
-  const model::WorkerReport* current = registry_->report().Current();
-  if (options_.server_state_file.empty() || reconciler_->desired() == nullptr ||
-      current == nullptr) {
-    ListTables();
-    return;
-  }
-  client_->Submit({cli::Command::ForWorker(current->pid, "show servers state")},
-                  lifetime_.Guard([this](std::vector<cli::CommandResult> results) {
-                    OnServerState(std::move(results));
-                  }));
-}
-
-void Reloader::OnServerState(std::vector<cli::CommandResult> results) {
-  if (!round_) return;
-  absl::StatusOr<std::vector<parse::ServerStateRow>> rows =
-      results[0].ok() ? parse::ParseServersState(*results[0]) : results[0].status();
-  if (!rows.ok()) {
-    Note(absl::StrCat("server-state file not written: ", rows.status().message()));
-  } else if (const model::DesiredState* desired = reconciler_->desired(); desired != nullptr) {
-    size_t servers = rows->size();
-    absl::Status written = store::WriteFileAtomically(
-        options_.server_state_file, plan::DesiredServersStateFile(*std::move(rows), *desired),
-        kServerStateFileMode, "write the server-state file");
-    Note(written.ok() ? absl::StrCat("server-state file: ", servers, " servers written to ",
-                                     options_.server_state_file)
-                      : absl::StrCat("server-state file not written: ", written.message()));
-  }
-  ListTables();
-}
-
-void Reloader::ListTables() {
-  const model::DesiredState* desired = reconciler_->desired();
-  if (!options_.write_table_files || desired == nullptr ||
-      (desired->maps.empty() && desired->acls.empty())) {
-    SendReload();
-    return;
-  }
-  const model::WorkerReport* current = registry_->report().Current();
-  if (!table_files_.has_dir() || current == nullptr) {
-    LoadedTables loaded;
-    loaded.error = table_files_.has_dir() ? "no current worker to tell which files HAProxy loaded"
-                                          : table_files_.no_dir();
-    WriteTableFiles(loaded);
-    return;
-  }
+void Reloader::WriteWorkerFiles() {
   uint64_t id = round_->id;
-  int pid = current->pid;
-  client_->Submit(
-      {cli::Command::ForWorker(pid, "show map"), cli::Command::ForWorker(pid, "show acl")},
-      lifetime_.Guard([this, id, pid](std::vector<cli::CommandResult> results) {
-        if (!round_ || round_->id != id) return;
-        WriteTableFiles(ParseLoadedTables(pid, results[0], results[1]));
-      }));
-}
-
-void Reloader::WriteTableFiles(const LoadedTables& loaded) {
-  const model::DesiredState* desired = reconciler_->desired();
-  if (desired == nullptr) {
+  worker_files_.Write(NoteFor(id), [this, id] {
+    if (!round_ || round_->id != id) return;
     SendReload();
-    return;
-  }
-  absl::Time started = wall_clock_();
-  WrittenTables written =
-      table_files_.Write(*desired, loaded, [this](bool acl, const std::string& name) {
-        return reconciler_->TableUnchangedSinceWritten(acl, name);
-      });
-  Note(absl::StrCat("map and ACL files: ", written.files_written, " written (",
-                    written.entries_written, " entries) in ",
-                    absl::ToInt64Milliseconds(wall_clock_() - started), " ms, ", written.unchanged,
-                    " unchanged since hawk wrote them; the new worker reads ", written.maps.size(),
-                    " maps and ", written.acls.size(), " ACLs from them"));
-  for (const std::string& line : written.skipped) {
-    Note(absl::StrCat("not written, the new worker gets it over the CLI: ", line));
-  }
-  reconciler_->TablesWritten(std::move(written.maps), std::move(written.acls));
-  SendReload();
+  });
 }
 
 void Reloader::SendReload() {
@@ -524,16 +222,14 @@ void Reloader::SendReload() {
   // way to the current worker: the reload would cut it, and without `grace` the worker about to
   // leave could no longer take it. Wait for it, within what is left of the pre-sync budget.
   const model::WorkerReport* current = registry_->report().Current();
-  uint64_t budget = ToMs(options_.presync_timeout);
-  uint64_t spent = MonotonicMs() - round_->started_ms;
-  if (current != nullptr && !reconciler_->HoldsLatest(current->pid) && spent < budget) {
+  absl::Duration left = options_.presync_timeout - (clock_() - round_->started_at);
+  if (current != nullptr && !reconciler_->HoldsLatest(current->pid) &&
+      left > absl::ZeroDuration()) {
     uint64_t id = round_->id;
-    reconciler_->WaitForWorker(current->pid,
-                               absl::Milliseconds(static_cast<int64_t>(budget - spent)),
-                               lifetime_.Guard([this, id](bool) {
-                                 if (!round_ || round_->id != id) return;
-                                 SendReloadNow();
-                               }));
+    reconciler_->WaitForWorker(current->pid, left, lifetime_.Guard([this, id](bool) {
+      if (!round_ || round_->id != id) return;
+      SendReloadNow();
+    }));
     return;
   }
   SendReloadNow();
@@ -545,8 +241,8 @@ void Reloader::SendReloadNow() {
 }
 
 void Reloader::SendReloadBatch() {
-  if (round_->reload_sent_ms == 0) {
-    round_->reload_sent_ms = MonotonicMs();
+  if (!round_->reload_sent_at.has_value()) {
+    round_->reload_sent_at = clock_();
     deadline_.Start(options_.reload_timeout, [this] {
       if (round_->reply.status == parse::ReloadStatus::kFailure) {
         // HAProxy said so; only the report never caught up (the master unreachable since).
@@ -554,9 +250,9 @@ void Reloader::SendReloadBatch() {
         return;
       }
       Finish(ReloadResult::kTimedOut,
-             absl::DeadlineExceededError(
-                 absl::StrCat("no verdict within ", ToMs(options_.reload_timeout),
-                              " ms of `reload`: HAProxy may still be loading the configuration")));
+             absl::DeadlineExceededError(absl::StrCat(
+                 "no verdict within ", absl::ToInt64Milliseconds(options_.reload_timeout),
+                 " ms of `reload`: HAProxy may still be loading the configuration")));
     });
   }
   cli::Command reload = cli::Command::Master("reload");
@@ -569,7 +265,6 @@ void Reloader::SendReloadBatch() {
                   }),
                   options_.reload_timeout);
 }
-
 void Reloader::OnReloadReply(std::vector<cli::CommandResult> results) {
   if (!results[0].ok()) {
     // Nothing was sent after a failed `show proc` (or the connection never came up).
@@ -639,51 +334,34 @@ void Reloader::Finish(ReloadResult result, absl::Status status, int new_worker_p
   deadline_.Stop();
   step_timer_.Stop();
   std::unique_ptr<Round> round = std::move(round_);
-  round->candidate.reset();
-  ReloadRecord record;
-  record.config_written = round->config_written;
   // A configuration that did not load, or a reload that never reached HAProxy, must not stay
   // on disk: the next reload (or a restart) would load it. After a timeout HAProxy may still be
   // loading it, so it stays, and the error says so.
-  bool restore = round->config_written &&
-                 (result == ReloadResult::kFailed || result == ReloadResult::kUnreachable);
-  if (restore) {
-    absl::Status restored = config_file_.Restore(round->previous);
-    record.config_restored = restored.ok();
-    absl::StrAppend(&round->log,
-                    restored.ok() ? absl::StrCat("the previous configuration was restored in ",
-                                                 options_.config_path)
-                                  : absl::StrCat("the previous configuration could NOT be "
-                                                 "restored: ",
-                                                 restored.message()),
-                    "\n");
-  }
-  if (result == ReloadResult::kSucceeded && round->config_written) {
-    RefreshConfigWarnings(*round->config);
-  }
-  if (result == ReloadResult::kSucceeded && round->servers_seq.has_value()) {
-    servers_in_config_seq_ = round->servers_seq;
-    servers_not_written_.clear();
-  } else if (result == ReloadResult::kSucceeded && !round->servers_problem.empty()) {
-    servers_not_written_ = round->servers_problem;
-  }
+  ConfigStage::Ended config =
+      config_.End(result == ReloadResult::kSucceeded,
+                  result == ReloadResult::kFailed || result == ReloadResult::kUnreachable);
+  if (!config.log.empty()) absl::StrAppend(&round->log, config.log, "\n");
+  ReloadRecord record;
+  record.config_written = config.written;
+  record.config_restored = config.restored;
   record.id = round->id;
   record.trigger = ReloadTrigger::kApi;
   record.result = result;
   record.started_at = round->started_at;
-  uint64_t from = round->reload_sent_ms != 0 ? round->reload_sent_ms : round->started_ms;
-  record.duration = absl::Milliseconds(static_cast<int64_t>(MonotonicMs() - from));
+  record.duration =
+      std::max(clock_() - round->reload_sent_at.value_or(round->started_at), absl::ZeroDuration());
   record.new_worker_pid = new_worker_pid;
   record.requests = static_cast<int>(round->requests.size());
-  record.log = Excerpt(round->log);
+  record.log = LogExcerpt(round->log);
   if (!status.ok()) record.error = std::string(status.message());
   if (result == ReloadResult::kSucceeded) {
-    base::LogInfo("reload ", record.id, " succeeded in ", ToMs(record.duration), " ms: new worker ",
-                  new_worker_pid, " (", record.requests, " request(s))");
+    base::LogInfo("reload ", record.id, " succeeded in ",
+                  absl::ToInt64Milliseconds(record.duration), " ms: new worker ", new_worker_pid,
+                  " (", record.requests, " request(s))");
   } else {
     base::LogWarn("reload ", record.id, " ", ReloadResultName(result), ": ", status.message());
   }
-  Record(record);
+  history_.Add(record);
   ReloadOutcome outcome{std::move(status), std::move(record)};
   // The callbacks may queue more requests: the next round starts after them, from the loop.
   for (Pending& request : round->requests) {
@@ -696,40 +374,14 @@ void Reloader::OnWorkers(const model::WorkersReport& report) {
   if (round_ && round_->awaiting) Judge(report);
   // Once hawk has sent `reload`, the counter may move before the reply comes back: that is
   // hawk's reload, accounted for when the reply arrives, not an external one.
-  bool own_reload_under_way = round_ && (round_->awaiting || round_->reload_sent_ms != 0);
-  for (const ExternalReload& external :
-       external_.Observe(report, own_reload_under_way, wall_clock_(), MonotonicMs())) {
-    RecordExternal(external);
+  bool own_reload_under_way = round_ && (round_->awaiting || round_->reload_sent_at.has_value());
+  for (const ExternalReload& external : external_.Observe(report, own_reload_under_way, clock_())) {
+    ReloadRecord record = ExternalRecord(next_id_++, external);
+    base::LogInfo("external reload ", ReloadResultName(record.result),
+                  record.new_worker_pid != 0 ? absl::StrCat(": new worker ", record.new_worker_pid)
+                                             : std::string());
+    history_.Add(std::move(record));
   }
-}
-
-void Reloader::RecordExternal(const ExternalReload& external) {
-  const ReloadJudgement& judgement = external.judgement;
-  ReloadRecord record;
-  record.id = next_id_++;
-  record.trigger = ReloadTrigger::kExternal;
-  record.result = judgement.verdict == Verdict::kSucceeded ? ReloadResult::kSucceeded
-                  : judgement.verdict == Verdict::kFailed  ? ReloadResult::kFailed
-                                                           : ReloadResult::kTimedOut;
-  record.started_at = external.noticed_at;
-  record.duration = external.duration;  // from when hawk noticed it
-  record.new_worker_pid = judgement.new_worker_pid;
-  record.error = judgement.reason;
-  base::LogInfo("external reload ", ReloadResultName(record.result),
-                record.new_worker_pid != 0 ? absl::StrCat(": new worker ", record.new_worker_pid)
-                                           : std::string());
-  Record(std::move(record));
-}
-
-void Reloader::Record(ReloadRecord record) {
-  ++counters_.reloads[static_cast<int>(record.trigger)][static_cast<int>(record.result)];
-  counters_.duration_seconds.Observe(absl::ToDoubleSeconds(record.duration));
-  history_.push_front(std::move(record));
-  while (history_.size() > options_.history_size) history_.pop_back();
-}
-
-std::vector<ReloadRecord> Reloader::History() const {
-  return std::vector<ReloadRecord>(history_.begin(), history_.end());
 }
 
 }  // namespace hawk::reload

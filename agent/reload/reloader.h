@@ -1,11 +1,11 @@
 #pragma once
 
-// Reloader: hawk owns HAProxy's reloads, one at a time, so that no update is lost in the reload
-// window and every reload's outcome is known.
+// Reloader: the sequence of a reload round and its verdict. hawk owns HAProxy's reloads, one at a
+// time, so that no update is lost in the reload window and every reload's outcome is known.
 //
-// Ownership and threading: owns its timers, the `haproxy -c` child process and the reload
-// history; uses (does not own) the MasterClient, the WorkerRegistry and the Reconciler; loop
-// thread only.
+// Ownership and threading: owns its timers, the round in progress, the stages that write files
+// before the reload (config_stage.h, worker_files.h) and the reload history (history.h); uses
+// (does not own) the MasterClient, the WorkerRegistry and the Reconciler; loop thread only.
 //
 // A reload round, for every request queued since the last round (coalesced: the latest
 // configuration given wins, and every request is answered with this round's outcome):
@@ -22,7 +22,8 @@
 //              file when none was given); a rejected configuration ends the round, nothing
 //              written, HAProxy untouched.
 //   2. write   the new configuration atomically to --haproxy-config, the previous one kept in
-//              `<path>.previous` (and in memory, to restore it): config_file.h.
+//              `<path>.previous` (and in memory, to restore it): config_file.h. Steps 1 and 2
+//              are config_stage.h's.
 //   3. presync the current worker finishes reconciling the latest desired state, so the worker
 //              about to leave holds it (bounded wait).
 //   4. state   with --server-state-file: the current worker's `show servers state` with the
@@ -33,43 +34,43 @@
 //              (store/confined_dir.h: no `..`, no symlink on the way, never a symlink replaced),
 //              gets the desired content, atomically, mode, owner and group kept; the log names
 //              every other one and why. The reconciler then seeds the new worker's copies with
-//              only the changes since.
+//              only the changes since. Steps 4 and 5 are worker_files.h's.
 //   6. reload  `show proc` (the baseline) and `reload` in one batch on one connection.
 //   7. verdict from the reply (2.7+: Success=0|1) and the worker reports that follow
 //              (reload/judge.h; 2.6 answers nothing). On failure the previous configuration
 //              file is restored. The new worker is seeded by the reconciler as soon as the
 //              registry lists it, whoever triggered the reload.
 // Reloads hawk did not start (SIGUSR2, another tool) are noticed from the master's reload
-// counter and recorded too (external_reload.h).
+// counter and recorded too (external_reload.h); the records: history.h.
+//
+// Every timestamp and duration (the records, min_interval, the pre-sync budget, how long the
+// master has been unreachable) is read from the clock the reloader is given; the timers only
+// schedule.
 
 #include <uv.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/base/callback_list.h"
 #include "agent/base/lifetime.h"
 #include "agent/cli/client.h"
-#include "agent/metrics/exposition.h"
 #include "agent/parse/reload.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
-#include "agent/reload/config_file.h"
+#include "agent/reload/config_stage.h"
 #include "agent/reload/external_reload.h"
+#include "agent/reload/history.h"
 #include "agent/reload/judge.h"
 #include "agent/reload/master_gate.h"
-#include "agent/reload/table_files.h"
+#include "agent/reload/worker_files.h"
 #include "agent/store/confined_dir.h"
-#include "agent/uv/process.h"
 #include "agent/uv/timer.h"
 
 namespace hawk::reload {
@@ -100,41 +101,6 @@ struct ReloaderOptions {
   size_t history_size = 50;
 };
 
-enum class ReloadTrigger {
-  kApi,       // POST /v1/reload
-  kExternal,  // SIGUSR2, another tool on the master CLI, …
-};
-const char* ReloadTriggerName(ReloadTrigger trigger);  // "API", "EXTERNAL"
-
-enum class ReloadResult {
-  kSucceeded,    // a new worker serves
-  kFailed,       // the configuration was rejected (by `haproxy -c` or by HAProxy): old worker kept
-  kTimedOut,     // no verdict within reload_timeout
-  kUnreachable,  // the master CLI could not be reached, or the reload could not be sent
-};
-const char* ReloadResultName(ReloadResult result);  // "SUCCEEDED", "FAILED", …
-
-struct ReloadRecord {
-  uint64_t id = 0;
-  ReloadTrigger trigger = ReloadTrigger::kApi;
-  ReloadResult result = ReloadResult::kFailed;
-  absl::Time started_at = absl::InfinitePast();
-  absl::Duration duration;  // start of the round (or detection) to the verdict
-  int new_worker_pid = 0;
-  int requests = 0;              // API requests this reload answered
-  std::string log;               // HAProxy's startup log or `haproxy -c` output, when given
-  std::string error;             // why it did not succeed
-  bool config_written = false;   // a new configuration was written for it
-  bool config_restored = false;  // … and the previous one was put back after the failure
-};
-
-// Every reload recorded since hawk started (the history keeps only the last few), for metrics.
-struct ReloadCounters {
-  // By trigger and result, indexed by their enum values.
-  uint64_t reloads[2][4] = {};
-  metrics::Histogram duration_seconds{metrics::LatencyBucketsSeconds()};
-};
-
 struct ReloadOutcome {
   // OK; FailedPrecondition: the configuration was rejected (HTTP 422); Unavailable: the master
   // CLI is unreachable; DeadlineExceeded: no verdict in time; Internal: a file could not be
@@ -147,9 +113,10 @@ class Reloader {
  public:
   using Done = std::function<void(const ReloadOutcome&)>;
 
+  // `clock`: the time (absl::Now in production).
   Reloader(uv_loop_t* loop, cli::MasterClient* client, registry::WorkerRegistry* registry,
            reconcile::Reconciler* reconciler, ReloaderOptions options,
-           std::function<absl::Time()> wall_clock);
+           std::function<absl::Time()> clock);
   ~Reloader();
   Reloader(const Reloader&) = delete;
   Reloader& operator=(const Reloader&) = delete;
@@ -166,13 +133,13 @@ class Reloader {
   bool manages_config() const { return !options_.config_path.empty(); }
 
   // The recent reloads, newest first.
-  std::vector<ReloadRecord> History() const;
+  std::vector<ReloadRecord> History() const { return history_.Recent(); }
   // Every reload since hawk started.
-  const ReloadCounters& counters() const { return counters_; }
+  const ReloadCounters& counters() const { return history_.counters(); }
 
   // Advice on the configuration file (parse/haproxy_config.h), refreshed at start and after
   // every configuration hawk writes. Empty without --haproxy-config.
-  const std::vector<std::string>& config_warnings() const { return config_warnings_; }
+  const std::vector<std::string>& config_warnings() const { return config_.config_warnings(); }
   // config_warnings(), and what the configuration lacks for a worker to be born holding the
   // desired servers: --write-servers off, the last write that failed, or servers changed since
   // the last reload through hawk wrote them (a reload made elsewhere starts from the file).
@@ -191,15 +158,11 @@ class Reloader {
   // be (master_gate.h).
   void AwaitMaster(std::function<void()> then);
   MasterView ViewOfMaster();
-  // --write-servers: the round's configuration (the one given, else the file) with the desired
-  // servers written in becomes the configuration the round writes.
-  void WriteServersIntoConfig();
-  void Check();
-  void OnChecked(uv::ProcessResult result);
-  void WriteConfig();
+  // The configuration (config_stage.h), then Presync.
+  void PrepareConfig();
   void Presync();
-  void WriteServerState();
-  void OnServerState(std::vector<cli::CommandResult> results);
+  // The server-state and table files (worker_files.h), then SendReload.
+  void WriteWorkerFiles();
   // Waits (within the pre-sync budget) for the current worker to hold the latest desired state,
   // then SendReloadNow().
   void SendReload();
@@ -209,46 +172,33 @@ class Reloader {
   void Judge(const model::WorkersReport& report);
   void Finish(ReloadResult result, absl::Status status, int new_worker_pid = 0);
   void OnWorkers(const model::WorkersReport& report);
-  void Record(ReloadRecord record);
-  void RecordExternal(const ExternalReload& external);
-  void RefreshConfigWarnings(absl::string_view config_text);
   void Note(absl::string_view text);  // appends one line to the round's log
-  // Asks the current worker which files it loaded its maps and ACLs from, then WriteTableFiles.
-  void ListTables();
-  void WriteTableFiles(const LoadedTables& loaded);
+  // A callback for the stages: Note, while round `id` is the one in progress.
+  std::function<void(absl::string_view)> NoteFor(uint64_t id);
 
-  uv_loop_t* loop_;
   cli::MasterClient* client_;
   registry::WorkerRegistry* registry_;
   reconcile::Reconciler* reconciler_;
   ReloaderOptions options_;
-  std::function<absl::Time()> wall_clock_;
-  ConfigFile config_file_;  // --haproxy-config (unused when empty)
+  std::function<absl::Time()> clock_;
+  ConfigStage config_;        // steps 1 and 2
+  WorkerFiles worker_files_;  // steps 4 and 5
   std::vector<Pending> pending_;
   std::unique_ptr<Round> round_;
   uv::Timer start_timer_;  // the next round, after min_interval
   uv::Timer step_timer_;   // retries and polls within a round
   uv::Timer deadline_;     // reload_timeout of the round in progress
-  uint64_t last_round_start_ms_ = 0;
-  bool any_round_ = false;
+  absl::Time last_round_start_ = absl::InfinitePast();
   uint64_t next_id_ = 1;
-  std::deque<ReloadRecord> history_;
-  ReloadCounters counters_;
-  std::vector<std::string> config_warnings_;
-  // The reconciler's latest_server_seq() whose servers the file held after the last successful
-  // reload through hawk (nullopt: none since hawk started), and why the last one could not write
-  // them (empty: it could).
-  absl::optional<uint64_t> servers_in_config_seq_;
-  std::string servers_not_written_;
-  TableFiles table_files_;                   // --write-map-files: step 5
+  ReloadHistory history_;
   ExternalReloads external_;                 // reloads hawk did not start, from the worker reports
   base::Subscription workers_subscription_;  // to the registry's reports (Start)
   // What the gate knows of the master (ViewOfMaster), from the client's events (Start).
   base::Subscription reachable_subscription_;
   base::Subscription lost_subscription_;
   bool master_ever_reached_ = false;
-  uint64_t master_unreachable_ms_ = 0;  // since when (MonotonicMs); 0 while reachable
-  uint64_t master_failures_base_ = 0;   // the client's connect failures at that moment
+  absl::optional<absl::Time> master_unreachable_since_;  // nullopt while reachable
+  uint64_t master_failures_base_ = 0;  // the client's connect failures at that moment
   // Guards callbacks that may outlive the reloader: batches in the client's queue, reconciler
   // waiters. Last: disarmed before any other member goes.
   base::Lifetime lifetime_;

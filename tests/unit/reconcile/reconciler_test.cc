@@ -38,8 +38,8 @@
 #include "gtest/gtest.h"
 #include "tests/support/model_oracle.h"
 #include "tests/support/run_loop_until.h"
+#include "tests/unit/fake_master/fake_master.h"
 #include "tests/unit/plan/desired_builder.h"
-#include "tests/unit/reconcile/fake_master.h"
 
 namespace hawk::model {
 // Readable gtest failures (StaleObject's is sim_worker.h's).

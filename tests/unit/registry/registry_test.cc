@@ -19,7 +19,7 @@
 #include "agent/uv/timer.h"
 #include "gtest/gtest.h"
 #include "tests/support/run_loop_until.h"
-#include "tests/unit/reconcile/fake_master.h"
+#include "tests/unit/fake_master/fake_master.h"
 
 namespace hawk::registry {
 namespace {

@@ -44,7 +44,7 @@ class ExternalReloadsTest : public ::testing::Test {
  protected:
   std::vector<ExternalReload> Observe(const model::WorkersReport& report, uint64_t at_ms,
                                       bool own = false) {
-    return external_.Observe(report, own, absl::FromUnixMillis(static_cast<int64_t>(at_ms)), at_ms);
+    return external_.Observe(report, own, absl::FromUnixMillis(static_cast<int64_t>(at_ms)));
   }
   ExternalReloads external_;
 };
@@ -94,6 +94,8 @@ TEST_F(ExternalReloadsTest, HawksOwnReloadsAreNotExternal) {
 }
 
 TEST_F(ExternalReloadsTest, UndecidedWithinTheVerdictTimeOrSuperseded) {
+  const uint64_t kExternalVerdictMs =
+      static_cast<uint64_t>(absl::ToInt64Milliseconds(kExternalVerdict));
   Observe(Report(1, 0, {{200, kCurrent}}), 1000);
   EXPECT_THAT(Observe(Report(2, 0, {{200, kCurrent}}), 2000), IsEmpty());
   EXPECT_THAT(Observe(Report(2, 0, {{200, kCurrent}}), 2000 + kExternalVerdictMs - 1), IsEmpty());
@@ -101,7 +103,7 @@ TEST_F(ExternalReloadsTest, UndecidedWithinTheVerdictTimeOrSuperseded) {
       Observe(Report(2, 0, {{200, kCurrent}}), 2000 + kExternalVerdictMs);
   ASSERT_THAT(decided, SizeIs(1));
   EXPECT_EQ(decided[0].judgement.verdict, Verdict::kPending);
-  EXPECT_EQ(decided[0].duration, absl::Milliseconds(kExternalVerdictMs));
+  EXPECT_EQ(decided[0].duration, kExternalVerdict);
 
   // A second reload before the first one's new worker was seen: the first is decided as it
   // stands, the second goes on.

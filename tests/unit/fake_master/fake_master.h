@@ -17,7 +17,9 @@
 //   - a frozen worker (`runtime.set_frozen(true)`: a leaving worker whose soft-stop has stopped
 //     its proxies) answers every server-changing command with `Proxy is disabled.` and still
 //     runs map commands;
-//   - Reload() closes every client connection, as the real master does on every version.
+//   - Reload() closes every client connection, as the real master does on every version;
+//   - `reload` on the master CLI, once AnswerReloads() was called, is such a Reload(), answered
+//     as 2.6 answers it: with nothing (the connection closes).
 // Every command sent to a worker is recorded in that worker's `received`, in arrival order.
 
 #include <uv.h>
@@ -90,6 +92,9 @@ class FakeMaster {
   // `# workers`, and `@!<pid>` gets `Can't find the target PID` until FinishStarting(pid).
   void AddStartingWorker(int pid) { starting_.push_back(pid); }
   FakeWorker& FinishStarting(int pid);
+  // From now on `reload` on the master CLI runs Reload(first_new_pid), then Reload(first_new_pid
+  // + 1), … (before: an unknown command).
+  void AnswerReloads(int first_new_pid) { next_reload_pid_ = first_new_pid; }
   void CloseAllConnections();
   void set_cut_hook(CutHook hook) { cut_hook_ = std::move(hook); }
 
@@ -99,6 +104,8 @@ class FakeMaster {
   const std::vector<std::string>& unrouted_lines() const { return unrouted_lines_; }
   // Lines without an `@!` prefix (`prompt`, `show proc`).
   const std::vector<std::string>& master_lines() const { return master_lines_; }
+  // The connection each of master_lines() came on, numbered from 1 in the order of accept().
+  const std::vector<int>& master_line_connections() const { return master_line_connections_; }
   // Connections closed by the cut hook.
   int cuts() const { return cuts_; }
   int accepted() const { return accepted_; }
@@ -128,6 +135,8 @@ class FakeMaster {
   std::vector<std::unique_ptr<Conn>> conns_;  // closed ones included, freed with the fake
   CutHook cut_hook_;
   std::vector<std::string> master_lines_;
+  std::vector<int> master_line_connections_;
+  int next_reload_pid_ = 0;  // 0: `reload` is an unknown command
   std::vector<std::string> unrouted_lines_;
   int cuts_ = 0;
   int accepted_ = 0;

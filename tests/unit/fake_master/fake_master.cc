@@ -1,4 +1,4 @@
-#include "tests/unit/reconcile/fake_master.h"
+#include "tests/unit/fake_master/fake_master.h"
 
 #include <algorithm>
 #include <utility>
@@ -35,6 +35,7 @@ std::string FixtureLines(absl::string_view name, size_t count) {
 std::string Fixture(absl::string_view name) { return parse::testing::ReadFixture("2.6", name); }
 
 struct FakeMaster::Conn {
+  int id = 0;  // in the order of accept(), from 1
   std::unique_ptr<uv::Stream> stream;
   std::string buffer;
   bool prompt = false;
@@ -98,6 +99,7 @@ FakeWorker* FakeMaster::worker(int pid) {
 void FakeMaster::Accept(std::unique_ptr<uv::Stream> stream) {
   ++accepted_;
   auto conn = std::make_unique<Conn>();
+  conn->id = accepted_;
   conn->stream = std::move(stream);
   Conn* raw = conn.get();
   conns_.push_back(std::move(conn));
@@ -149,6 +151,11 @@ void FakeMaster::OnData(Conn* conn, absl::string_view bytes) {
 void FakeMaster::RunLine(Conn* conn, const std::string& line, std::string payload) {
   if (!absl::StartsWith(line, "@!")) {
     master_lines_.push_back(line);
+    master_line_connections_.push_back(conn->id);
+    if (line == "reload" && next_reload_pid_ != 0) {
+      Reload(next_reload_pid_++);  // 2.6 answers nothing: the connection closes
+      return;
+    }
     if (line == "prompt") {
       conn->prompt = !conn->prompt;
       if (conn->prompt) (void)conn->stream->Write("master> ");
