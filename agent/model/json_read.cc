@@ -10,74 +10,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "agent/base/json_writer.h"
+#include "agent/model/json_read_internal.h"
 
 namespace hawk::model::json {
-namespace {
-
-bool IsPlainKey(absl::string_view key) {
-  if (key.empty() || absl::ascii_isdigit(static_cast<unsigned char>(key[0]))) return false;
-  return std::all_of(key.begin(), key.end(), [](char c) {
-    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_';
-  });
-}
-
-}  // namespace
-
-void Path::AppendTo(std::string* out) const {
-  if (parent_ != nullptr) parent_->AppendTo(out);
-  switch (kind_) {
-    case Kind::kRoot:
-      return;
-    case Kind::kIndex:
-      absl::StrAppend(out, "[", index_, "]");
-      return;
-    case Kind::kField:
-      // `parent.key`, or `parent["odd key"]` when the key is not a plain identifier (the path is
-      // echoed to clients and logs, so a hostile key stays quoted and escaped).
-      if (IsPlainKey(key_)) {
-        if (!out->empty()) out->push_back('.');
-        out->append(key_.data(), key_.size());
-      } else {
-        out->push_back('[');
-        base::AppendJsonStringForDisplay(out, key_);
-        out->push_back(']');
-      }
-      return;
-  }
-}
-
-std::string Path::str() const {
-  std::string out;
-  AppendTo(&out);
-  return out;
-}
-
-absl::Status Error(const Path& path, absl::string_view message) {
-  return base::FieldError(path.str(), message);
-}
-
-std::string Quote(absl::string_view value) {
-  constexpr size_t kMaxShown = 64;
-  std::string out;
-  if (value.size() <= kMaxShown) {
-    base::AppendJsonStringForDisplay(&out, value);
-    return out;
-  }
-  size_t cut = kMaxShown;
-  // Do not split a UTF-8 sequence (continuation bytes are 10xxxxxx).
-  while (cut > 0 && (static_cast<unsigned char>(value[cut]) & 0xC0) == 0x80) --cut;
-  base::AppendJsonStringForDisplay(&out, value.substr(0, cut));
-  out.insert(out.size() - 1, "...");
-  absl::StrAppend(&out, " (", value.size(), " bytes)");
-  return out;
-}
-
-std::string DescribeByte(unsigned char c) {
-  if (c == ' ') return "space";
-  if (c > 0x20 && c < 0x7F) return absl::StrFormat("'%c'", c);
-  return absl::StrFormat("0x%02x", c);
-}
-
 const char* TypeName(json_type type) {
   switch (type) {
     case json_type::array:
@@ -132,10 +67,7 @@ using simdjson::ondemand::document;
 using simdjson::ondemand::field;
 using simdjson::ondemand::raw_json_string;
 
-// The DOM's limit (simdjson's default max_depth), which On-Demand does not check: a container
-// deeper than this (the root's depth is 1) makes a document invalid.
-constexpr size_t kMaxDepth = simdjson::DEFAULT_MAX_DEPTH;
-constexpr size_t kParserDepth = kMaxDepth + 2;
+constexpr size_t kParserDepth = internal::kMaxDepth + 2;
 
 // The closing quote of the string whose content starts at `begin`, searched before `end`.
 // simdjson's first stage has found every string's end (an unclosed one is an error), with the
@@ -146,22 +78,6 @@ const char* StringEnd(const char* begin, const char* end, bool* escaped) {
   *escaped = p < end && *p == '\\';
   while (p < end && *p != '"') p += *p == '\\' ? 2 : 1;
   return p < end ? p : nullptr;
-}
-
-bool AtEnd(document& doc) { return doc.current_location().error() == simdjson::OUT_OF_BOUNDS; }
-
-bool IsJsonSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-// The DOM's name for what On-Demand finds wrong with a document, where they differ: a document
-// cut short, or with more after its root value, is "improper structure" to the DOM.
-simdjson::error_code DomError(simdjson::error_code error) {
-  switch (error) {
-    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
-    case simdjson::TRAILING_CONTENT:
-      return simdjson::TAPE_ERROR;
-    default:
-      return error;
-  }
 }
 
 }  // namespace
@@ -237,124 +153,13 @@ absl::Status Reader::ReadRoot(document& doc,
     return NotJson(error);
   }
   RETURN_IF_ERROR(read(*this, root));
-  if (AtEnd(doc)) return absl::OkStatus();
+  if (internal::AtEnd(doc)) return absl::OkStatus();
   // The read went back to look again (NameMember…) and ended inside the root: skip to its end.
   if (simdjson::error_code error = root.reset().error(); error != SUCCESS) return NotJson(error);
   for (auto member : root) {
     if (simdjson::error_code error = member.error(); error != SUCCESS) return NotJson(error);
   }
-  return AtEnd(doc) ? absl::OkStatus() : NotJson(simdjson::TAPE_ERROR);
-}
-
-simdjson::error_code Reader::Validate(document& doc) {
-  json_type type;
-  SIMDJSON_TRY(DomError(doc.type().get(type)));
-  if (type == json_type::object) {
-    object obj;
-    SIMDJSON_TRY(DomError(doc.get_object().get(obj)));
-    SIMDJSON_TRY(ValidateObject(obj, 1));
-  } else if (type == json_type::array) {
-    array items;
-    SIMDJSON_TRY(DomError(doc.get_array().get(items)));
-    SIMDJSON_TRY(ValidateArray(items, 1));
-  } else {
-    // A scalar alone, read as the DOM reads it (On-Demand's root scalars have rules of their
-    // own): the token up to the next structural character or the end, then nothing else.
-    std::string_view token;
-    SIMDJSON_TRY(DomError(doc.raw_json_token().get(token)));
-    bool alone = token.data() + token.size() == end_;
-    auto atom = [&](std::string_view name, simdjson::error_code error) {
-      bool valid = token.substr(0, name.size()) == name &&
-                   (token.size() == name.size() || IsJsonSpace(token[name.size()]));
-      return valid ? SUCCESS : error;
-    };
-    switch (type) {
-      case json_type::string: {
-        raw_json_string raw;
-        absl::string_view text;
-        SIMDJSON_TRY(DomError(doc.get_raw_json_string().get(raw)));
-        SIMDJSON_TRY(Unescaped(raw, &text));
-        break;
-      }
-      case json_type::number: {
-        simdjson::ondemand::number number;
-        SIMDJSON_TRY(DomError(doc.get_number().get(number)));
-        break;
-      }
-      case json_type::boolean:
-        SIMDJSON_TRY(token[0] == 't' ? atom("true", simdjson::T_ATOM_ERROR)
-                                     : atom("false", simdjson::F_ATOM_ERROR));
-        break;
-      case json_type::null:
-        SIMDJSON_TRY(atom("null", simdjson::N_ATOM_ERROR));
-        break;
-      default:
-        break;
-    }
-    return alone ? SUCCESS : simdjson::TAPE_ERROR;
-  }
-  return AtEnd(doc) ? SUCCESS : simdjson::TAPE_ERROR;
-}
-
-simdjson::error_code Reader::ValidateObject(object& obj, size_t depth) {
-  if (depth > kMaxDepth) return simdjson::DEPTH_ERROR;
-  for (auto member : obj) {
-    field f;
-    SIMDJSON_TRY(DomError(std::move(member).get(f)));
-    absl::string_view key;
-    SIMDJSON_TRY(Key(f, &key));
-    SIMDJSON_TRY(ValidateValue(f.value(), depth));
-  }
-  return SUCCESS;
-}
-
-simdjson::error_code Reader::ValidateArray(array& items, size_t depth) {
-  if (depth > kMaxDepth) return simdjson::DEPTH_ERROR;
-  for (auto item : items) {
-    value v;
-    SIMDJSON_TRY(DomError(std::move(item).get(v)));
-    SIMDJSON_TRY(ValidateValue(v, depth));
-  }
-  return SUCCESS;
-}
-
-// A member or item of a container at `depth`.
-simdjson::error_code Reader::ValidateValue(value& v, size_t depth) {
-  json_type type;
-  SIMDJSON_TRY(DomError(v.type().get(type)));
-  switch (type) {
-    case json_type::object: {
-      object obj;
-      SIMDJSON_TRY(DomError(v.get_object().get(obj)));
-      return ValidateObject(obj, depth + 1);
-    }
-    case json_type::array: {
-      array items;
-      SIMDJSON_TRY(DomError(v.get_array().get(items)));
-      return ValidateArray(items, depth + 1);
-    }
-    case json_type::string: {
-      bool is_string = false;
-      absl::string_view text;
-      return TryString(v, &is_string, &text);
-    }
-    case json_type::number: {
-      simdjson::ondemand::number number;
-      return DomError(v.get_number().get(number));
-    }
-    case json_type::boolean: {
-      bool t = v.raw_json_token()[0] == 't';
-      bool b;
-      if (v.get_bool().get(b) == SUCCESS) return SUCCESS;
-      return t ? simdjson::T_ATOM_ERROR : simdjson::F_ATOM_ERROR;
-    }
-    case json_type::null: {
-      bool is_null = false;
-      if (v.is_null().get(is_null) == SUCCESS && is_null) return SUCCESS;
-      return simdjson::N_ATOM_ERROR;
-    }
-  }
-  return simdjson::TAPE_ERROR;
+  return internal::AtEnd(doc) ? absl::OkStatus() : NotJson(simdjson::TAPE_ERROR);
 }
 
 absl::Status Reader::NotJson(simdjson::error_code error) const {
@@ -409,7 +214,7 @@ simdjson::error_code Reader::TryString(value& v, bool* is_string, absl::string_v
   if (!*is_string) return SUCCESS;
   SIMDJSON_TRY(error);
   size_t n = token.size();
-  while (n > 1 && IsJsonSpace(token[n - 1])) --n;
+  while (n > 1 && internal::IsJsonSpace(token[n - 1])) --n;
   if (n < 2 || token[n - 1] != '"') return Unescaped(raw, out);  // not expected: the long way
   absl::string_view content(token.data() + 1, n - 2);
   if (content.find('\\') == absl::string_view::npos) {
