@@ -17,12 +17,6 @@ namespace {
 constexpr size_t kMaxPendingRequests = 32;
 constexpr absl::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
 
-uint64_t Milliseconds(absl::Duration duration) {
-  // Clamped so that deadline arithmetic cannot overflow (InfiniteDuration is ~forever anyway).
-  constexpr int64_t kMax = int64_t{1} << 40;  // ~35 years
-  return static_cast<uint64_t>(std::clamp<int64_t>(absl::ToInt64Milliseconds(duration), 0, kMax));
-}
-
 absl::string_view ErrorCodeName(ParseErrorKind kind) {
   return kind == ParseErrorKind::kMalformed ? "INVALID_ARGUMENT" : "RESOURCE_EXHAUSTED";
 }
@@ -402,99 +396,6 @@ void Connection::MaybeFinish() {
   if (phase_ == Phase::kFinishing && peer_ended_ && unflushed_writes_ == 0) Abort();
 }
 
-// Arms the one timer for whatever the connection waits on now.
-void Connection::UpdateTimer() {
-  uint64_t now = Now();
-  absl::optional<uint64_t> deadline;
-  switch (phase_) {
-    case Phase::kReading:
-      if (defer_advance_ || !pending_.empty() || parse_failed_) {
-        deadline = now;
-      } else if (parser_.message_in_progress() && !parser_.headers_complete()) {
-        deadline = header_start_ms_ + Milliseconds(HeaderTimeout());
-      } else {  // between requests, or in a body: the client must keep sending
-        deadline = last_activity_ms_ + Milliseconds(IdleTimeout());
-      }
-      break;
-    case Phase::kHandling:
-    case Phase::kStreaming:
-      if (abandoned_) deadline = now;
-      break;
-    case Phase::kDraining:
-      deadline = last_activity_ms_ + Milliseconds(IdleTimeout());
-      break;
-    case Phase::kFinishing:
-      // While the last response is still going out, the client must keep reading it.
-      deadline = unflushed_writes_ > 0
-                     ? last_activity_ms_ + Milliseconds(IdleTimeout())
-                     : finishing_since_ms_ + Milliseconds(options_.linger_timeout);
-      break;
-    case Phase::kClosing:
-      break;
-  }
-  if (!deadline.has_value()) {
-    timer_.Stop();
-    return;
-  }
-  if (timer_.active() && armed_deadline_ == *deadline) return;
-  armed_deadline_ = *deadline;
-  timer_.Start(absl::Milliseconds(*deadline > now ? *deadline - now : 0), [this] { OnTimer(); });
-}
-
-void Connection::OnTimer() {
-  uint64_t now = Now();
-  switch (phase_) {
-    case Phase::kReading: {
-      if (defer_advance_ || !pending_.empty() || parse_failed_) {
-        Advance();
-        return;
-      }
-      bool in_headers = parser_.message_in_progress() && !parser_.headers_complete();
-      uint64_t deadline = in_headers ? header_start_ms_ + Milliseconds(HeaderTimeout())
-                                     : last_activity_ms_ + Milliseconds(IdleTimeout());
-      if (now < deadline) {
-        UpdateTimer();
-        return;
-      }
-      if (!parser_.message_in_progress()) {
-        Abort();  // idle keep-alive connection
-        return;
-      }
-      base::LogDebug("http: request timed out ", in_headers ? "in its headers" : "in its body");
-      SendFinal(JsonError(408, "DEADLINE_EXCEEDED",
-                          in_headers ? absl::StrCat("request headers not complete within ",
-                                                    absl::FormatDuration(HeaderTimeout()))
-                                     : absl::StrCat("no request body bytes for ",
-                                                    absl::FormatDuration(IdleTimeout()))));
-      return;
-    }
-    case Phase::kHandling:
-      if (!abandoned_) return;
-      base::LogError("http: the handler of ", current_.method, " ", current_.path,
-                     " dropped its Responder without answering");
-      Send(current_id_, JsonError(500, "INTERNAL", "the request was not answered"));
-      if (phase_ == Phase::kReading) Advance();
-      return;
-    case Phase::kStreaming:
-      if (!abandoned_) return;
-      EndStream(current_id_);
-      if (phase_ == Phase::kReading) Advance();
-      return;
-    case Phase::kDraining:
-      base::LogDebug("http: closing a connection whose client does not read its responses");
-      Abort();
-      return;
-    case Phase::kFinishing:
-      if (unflushed_writes_ > 0) {
-        base::LogDebug("http: closing a connection whose client does not read its response");
-      }
-      Abort();
-      return;
-    case Phase::kClosing:
-      return;
-  }
-}
-
 void Connection::OnStreamClosed() {
   stream_.reset();  // allowed from the stream's own close callback (see uv/byte_stream.h)
   if (server_ != nullptr) {
@@ -506,55 +407,5 @@ void Connection::OnStreamClosed() {
 }
 
 }  // namespace internal
-
-namespace {
-
-// The connection that request `exchange` still awaits an answer on, or null.
-std::shared_ptr<internal::Connection> Owner(const std::shared_ptr<internal::Exchange>& exchange) {
-  if (exchange == nullptr || exchange->answered) return nullptr;
-  return exchange->connection.lock();
-}
-
-}  // namespace
-
-Responder::Responder(std::shared_ptr<internal::Exchange> exchange)
-    : exchange_(std::move(exchange)) {}
-
-void Responder::Send(Response response) {
-  if (auto owner = Owner(exchange_)) owner->Send(exchange_->id, std::move(response));
-}
-
-bool Responder::alive() const {
-  auto owner = Owner(exchange_);
-  return owner != nullptr && owner->Alive(exchange_->id);
-}
-
-bool Responder::StartStream(int status, absl::string_view content_type) {
-  auto owner = Owner(exchange_);
-  return owner != nullptr && owner->StartStream(exchange_->id, status, content_type);
-}
-
-bool Responder::WriteChunk(absl::string_view data) {
-  auto owner = Owner(exchange_);
-  return owner != nullptr && owner->WriteChunk(exchange_->id, data);
-}
-
-void Responder::EndStream() {
-  if (auto owner = Owner(exchange_)) owner->EndStream(exchange_->id);
-}
-
-size_t Responder::buffered_bytes() const {
-  auto owner = Owner(exchange_);
-  return owner != nullptr && owner->Alive(exchange_->id) ? owner->BufferedBytes() : 0;
-}
-
-void Responder::OnClosed(std::function<void()> callback) {
-  if (exchange_ == nullptr || exchange_->answered || !callback) return;
-  if (auto owner = exchange_->connection.lock()) {
-    owner->AddClosedCallback(std::move(callback));
-  } else {
-    callback();
-  }
-}
 
 }  // namespace hawk::http
