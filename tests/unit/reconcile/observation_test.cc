@@ -3,23 +3,16 @@
 
 #include "agent/reconcile/observation.h"
 
-#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "agent/cli/command.h"
 #include "agent/cli/wire.h"
-#include "agent/model/delta.h"
 #include "agent/parse/servers_state.h"
-#include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/support/model_oracle.h"
 #include "tests/unit/parse/fixture.h"
 #include "tests/unit/plan/desired_builder.h"
 
@@ -28,14 +21,12 @@ namespace {
 
 using parse::testing::kVersions;
 using parse::testing::ReadFixture;
-using plan::ActionKind;
 using plan::testing::Desired;
 using plan::testing::Spec;
 using plan::testing::Table;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::Not;
 
 // src/map.c's reply to `show map <name>` for a map the worker does not have (no fixture has it).
 constexpr char kUnknownMap[] = "Unknown map identifier. Please use #<id> or <file>.\n\n";

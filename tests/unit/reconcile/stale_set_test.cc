@@ -3,18 +3,13 @@
 
 #include "agent/reconcile/stale_set.h"
 
-#include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "agent/cli/command.h"
-#include "agent/cli/wire.h"
 #include "agent/model/delta.h"
-#include "agent/parse/servers_state.h"
 #include "agent/plan/pending.h"
 #include "agent/plan/plan.h"
 #include "gmock/gmock.h"
@@ -28,14 +23,10 @@ namespace {
 
 using parse::testing::kVersions;
 using parse::testing::ReadFixture;
-using plan::ActionKind;
 using plan::testing::Desired;
 using plan::testing::Spec;
-using plan::testing::Table;
 using ::testing::ElementsAre;
-using ::testing::HasSubstr;
 using ::testing::IsEmpty;
-using ::testing::Not;
 
 // Builds a PendingChanges from `before` → `after`.
 plan::PendingChanges Taken(model::DesiredState before, const model::DesiredState& after) {
