@@ -15,6 +15,7 @@
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_pki.h"
+#include "tests/support/wait_until.h"
 
 namespace hawk::testing {
 namespace {
@@ -427,8 +428,12 @@ TEST(ChannelTest, MutualTlsAdmitsOnlyTheClientIdentitiesAllowed) {
       Curl(dir, port, {"--cert", pki.File("stranger.pem"), "--key", pki.File("stranger.key")});
   EXPECT_NE(stranger.exit_code, 0) << stranger.output;
   EXPECT_FALSE(absl::EndsWith(stranger.output, "\n200")) << stranger.output;
+  // hawk logs the refusal while it handles the failed handshake, which curl may have given up on
+  // first: wait for the line rather than read the log once.
+  EXPECT_TRUE(WaitUntil(
+      [&] { return hawk.LogTail().find("stranger.hawk.test") != std::string::npos; }, kTimeout))
+      << hawk.LogTail();
   std::string log = hawk.LogTail();
-  EXPECT_NE(log.find("stranger.hawk.test"), std::string::npos) << log;
   EXPECT_NE(log.find("--tls-client-allow"), std::string::npos) << log;
 
   // A URI SAN (a SPIFFE ID) works the same way.
