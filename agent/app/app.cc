@@ -100,6 +100,23 @@ absl::Status App::Init() {
   reconciler_ = std::make_unique<reconcile::Reconciler>(
       loop_->get(), client_.get(), registry_.get(), &state_->desired(), reconciler_options,
       [] { return absl::Now(); });
+  // After the journal: --state-dir exists, and is excluded by its inode too.
+  if (config_.write_table_files) {
+    absl::StatusOr<std::unique_ptr<birth::TableFiles>> table_files =
+        OpenTableFiles(reconciler_options.max_pending_objects);
+    if (!table_files.ok()) return table_files.status();
+    table_files_ = *std::move(table_files);
+    // Told of every change before the reconciler, which reads what a new worker is born with.
+    table_files_subscription_ =
+        state_->AddChangeListener([this](const model::ChangeSummary* summary) {
+          if (summary == nullptr) {
+            table_files_->ReplacedWhole();
+          } else {
+            table_files_->Changed(*summary, state_->desired());
+          }
+        });
+    reconciler_->SetTableFiles(table_files_.get());
+  }
   push_latency_ =
       std::make_unique<reconcile::PushLatency>(reconciler_.get(), [] { return absl::Now(); });
   stale_sessions_ = std::make_unique<reconcile::StaleSessions>(reconciler_.get(), registry_.get(),
@@ -109,17 +126,12 @@ absl::Status App::Init() {
       reconciler_->AddReconcileListener([this](const reconcile::ReconcileEnd& end) {
         if (end.full) trimmer_->AfterLargeWork();
       });
-  // After the journal: --state-dir exists, and is excluded by its inode too.
   reload::ReloaderOptions reloader_options;
   reloader_options.config_path = config_.haproxy_config;
   reloader_options.haproxy_binary = config_.haproxy_binary;
   reloader_options.server_state_file = config_.server_state_file;
-  reloader_options.write_table_files = config_.write_table_files;
+  reloader_options.table_files = table_files_.get();
   reloader_options.write_servers = config_.write_servers;
-  if (config_.write_table_files) {
-    absl::Status opened = OpenTableFilesDir(&reloader_options);
-    if (!opened.ok()) return opened;
-  }
   reloader_options.min_interval = config_.min_reload_interval;
   reloader_options.reload_timeout = config_.reload_timeout;
   reloader_ = std::make_unique<reload::Reloader>(loop_->get(), client_.get(), registry_.get(),
@@ -273,7 +285,11 @@ absl::Status App::Init() {
   return absl::OkStatus();
 }
 
-absl::Status App::OpenTableFilesDir(reload::ReloaderOptions* options) const {
+absl::StatusOr<std::unique_ptr<birth::TableFiles>> App::OpenTableFiles(
+    size_t max_changes_since) const {
+  auto without_dir = [&](std::string why) {
+    return std::make_unique<birth::TableFiles>(nullptr, std::move(why), max_changes_since);
+  };
   bool given = !config_.table_files_dir.empty();
   std::string dir = config_.table_files_dir;
   if (!given && !config_.haproxy_config.empty()) {
@@ -286,7 +302,8 @@ absl::Status App::OpenTableFilesDir(reload::ReloaderOptions* options) const {
     base::LogInfo(
         "no --table-files-dir (nor --haproxy-config to default it to): map and ACL files are "
         "not written before reloads; new workers get their tables over the CLI");
-    return absl::OkStatus();
+    return without_dir(
+        "neither --table-files-dir nor --haproxy-config names a directory hawk may write it in");
   }
   store::ConfinedDirOptions confined;
   confined.name = "--table-files-dir";
@@ -297,16 +314,15 @@ absl::Status App::OpenTableFilesDir(reload::ReloaderOptions* options) const {
     base::LogInfo("map and ACL files HAProxy loaded from inside ", (*opened)->path(),
                   " are written before each reload (--table-files-dir", given ? "" : " by default",
                   ")");
-    options->table_files_dir = *std::move(opened);
-    return absl::OkStatus();
+    return std::make_unique<birth::TableFiles>(*std::move(opened), "", max_changes_since);
   }
   // Given: refuse to start. Defaulted from --haproxy-config: run, writing no table file.
   if (given) return opened.status();
-  options->no_table_files_dir =
+  std::string why =
       absl::StrCat("--table-files-dir (by default the directory of --haproxy-config): ",
                    opened.status().message());
-  base::LogWarn(options->no_table_files_dir);
-  return absl::OkStatus();
+  base::LogWarn(why);
+  return without_dir(std::move(why));
 }
 
 void App::FollowCurrentWorker(const model::WorkersReport& report) {

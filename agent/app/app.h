@@ -15,6 +15,7 @@
 #include "agent/auth/bearer_token.h"
 #include "agent/base/address.h"
 #include "agent/base/callback_list.h"
+#include "agent/birth/table_files.h"
 #include "agent/cli/client.h"
 #include "agent/drain/drain_hub.h"
 #include "agent/http/server.h"
@@ -76,8 +77,8 @@ class App {
   App(uv::Loop* loop, Config config);
   absl::Status Init();
   model::WorkersReport Snapshot() const;
-  // --table-files-dir (or its default) into options->table_files_dir, or why not.
-  absl::Status OpenTableFilesDir(reload::ReloaderOptions* options) const;
+  // The table files in --table-files-dir (or its default), or without a directory and why.
+  absl::StatusOr<std::unique_ptr<birth::TableFiles>> OpenTableFiles(size_t max_changes_since) const;
   // --worker-socket: keeps its connection on the current worker.
   void FollowCurrentWorker(const model::WorkersReport& report);
 
@@ -91,6 +92,9 @@ class App {
   // The desired state's owner: the reconciler reads it (state_->desired()), state_ publishes to
   // the reconciler.
   std::unique_ptr<state::StateService> state_;
+  // --write-map-files: written by the reloader, told of each change by state_, read by the
+  // reconciler (what a new worker is born with). Outlives both.
+  std::unique_ptr<birth::TableFiles> table_files_;
   std::unique_ptr<reconcile::Reconciler> reconciler_;
   // The reconciler's subscribers: push and seed latency, sessions on stale servers, memory.
   std::unique_ptr<reconcile::PushLatency> push_latency_;
@@ -104,6 +108,7 @@ class App {
   base::Subscription reconciler_subscription_;
   base::Subscription stale_sessions_subscription_;
   base::Subscription trim_subscription_;
+  base::Subscription table_files_subscription_;  // to state_'s changes
   api::Router api_router_;
   api::Router probe_router_;
   std::unique_ptr<auth::TokenFile> token_;  // --token-file

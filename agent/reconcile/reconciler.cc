@@ -73,10 +73,6 @@ uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
     server_seq_ = seq;
   }
   publish_listeners_.Notify(seq);
-  if (shared_.written.has_value() &&
-      !shared_.written->Merge(summary, *shared_.desired, shared_.options.max_pending_objects)) {
-    shared_.written.reset();
-  }
   for (auto& [pid, worker] : workers_) worker->Publish(summary);
   KickAll();
   listeners_.Notify();
@@ -88,7 +84,6 @@ uint64_t Reconciler::PublishWhole() {
   uint64_t seq = ++shared_.desired_seq;
   server_seq_ = seq;
   publish_listeners_.Notify(seq);
-  shared_.written.reset();  // no summary says what changed since the files were written
   for (auto& [pid, worker] : workers_) {
     worker->RequireObservation();
     worker->ForgetPending();
@@ -135,15 +130,6 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
     if (Worker* worker = FindPid(pid)) worker->Kick();
   }
   waiters_.Check();
-}
-
-void Reconciler::TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
-                               absl::flat_hash_map<std::string, int64_t> acls) {
-  shared_.written.emplace(std::move(maps), std::move(acls));
-}
-
-bool Reconciler::TableUnchangedSinceWritten(bool acl, const std::string& name) const {
-  return shared_.written.has_value() && shared_.written->Unchanged(acl, name);
 }
 
 void Reconciler::WaitForPush(uint64_t seq, absl::Duration timeout,

@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/base/callback_list.h"
+#include "agent/birth/table_files.h"
 #include "agent/cli/client.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
@@ -69,6 +70,11 @@ class Reconciler {
     shared_.route.SetWorkerSocket(worker_client);
   }
   const WorkerRoute& route() const { return shared_.route; }
+  // The map and ACL files hawk writes before reloads (birth/table_files.h): a worker that appears
+  // after a write read them when it started; once `show map`/`show acl` confirm it holds the
+  // entries written, its seed sends those tables only the changes made since instead of their
+  // whole content. Unset: every seed sends every table whole.
+  void SetTableFiles(const birth::TableFiles* table_files) { shared_.table_files = table_files; }
 
   // The desired state changed as `summary` says (it is already in `desired`). Returns the push's
   // sequence number, for WaitForPush. O(summary × target workers).
@@ -76,15 +82,6 @@ class Reconciler {
   // The desired state was replaced in a way no summary describes (hawk started with a saved
   // state): every worker is observed in full.
   uint64_t PublishWhole();
-  // The map and ACL files hawk wrote before a reload now hold these tables as they are in the
-  // desired state (name → entries written). A worker that appears from now on read them when it
-  // started: once `show map`/`show acl` confirm it holds that many entries, its seed sends those
-  // tables only the changes made since the write instead of their whole content. The next call
-  // replaces this; PublishWhole forgets it.
-  void TablesWritten(absl::flat_hash_map<std::string, int64_t> maps,
-                     absl::flat_hash_map<std::string, int64_t> acls);
-  // Whether the last TablesWritten named this table and nothing changed it since.
-  bool TableUnchangedSinceWritten(bool acl, const std::string& name) const;
   // The sequence number of the latest push (0 before any).
   uint64_t latest_seq() const { return shared_.desired_seq; }
   // The sequence number of the latest push that changed a server or a backend (0 before any).

@@ -185,7 +185,7 @@ void Worker::Seed() {
   stale_.Clear();
   ++shared_->stats.seeds;
   run_ = NewRun(/*full=*/true);
-  if (shared_->written.has_value() && !shared_->written->empty()) {
+  if (const plan::WrittenTables* written = BornWith(); written != nullptr && !written->empty()) {
     // With written tables, first list the worker's maps and ACLs: confirm what it read.
     Submit(TableListingCommands(pid_), &Worker::OnTablesListed);
     return;
@@ -204,8 +204,8 @@ void Worker::OnTablesListed(std::vector<cli::CommandResult> results) {
   // Planned against the state as it is now: pushes that came while listing are in it.
   run_ = NewRun(/*full=*/true);
   pending_.Clear();
-  const absl::optional<plan::WrittenTables>& written = shared_->written;
-  if (!written.has_value()) {  // forgotten meanwhile
+  const plan::WrittenTables* written = BornWith();
+  if (written == nullptr) {  // forgotten meanwhile
     Apply(plan::PlanFullSeed(*shared_->desired, nullptr, PlanOptions()));
     return;
   }

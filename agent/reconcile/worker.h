@@ -22,6 +22,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/base/lifetime.h"
+#include "agent/birth/table_files.h"
 #include "agent/cli/client.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
@@ -58,7 +59,7 @@ struct ReconcilerStats {
   uint64_t observes = 0;
   uint64_t commands_sent = 0;
   uint64_t batches_via_worker_socket = 0;
-  // Tables that seeds took from the files hawk wrote (TablesWritten) instead of replacing them.
+  // Tables that seeds took from the files hawk wrote (birth::TableFiles) instead of replacing them.
   uint64_t tables_from_files = 0;
 };
 
@@ -114,9 +115,9 @@ struct WorkerShared {
   ReconcilerOptions options;
   std::function<absl::Time()> wall_clock;
   WorkerRoute route{nullptr};
-  bool active = false;                          // a desired state was published
-  uint64_t desired_seq = 0;                     // the latest push
-  absl::optional<plan::WrittenTables> written;  // Reconciler::TablesWritten
+  bool active = false;                             // a desired state was published
+  uint64_t desired_seq = 0;                        // the latest push
+  const birth::TableFiles* table_files = nullptr;  // Reconciler::SetTableFiles
   ReconcilerStats stats;
   // A reconcile of a worker ended: `ended` runs after the worker's own bookkeeping, before it
   // runs again; `subscribers` after it started again (their own batches queue behind it).
@@ -167,6 +168,10 @@ class Worker {
 
   plan::PlanOptions PlanOptions() const;
   std::unique_ptr<Run> NewRun(bool full) const;
+  // What a worker born now read from the table files hawk wrote (null: nothing to rely on).
+  const plan::WrittenTables* BornWith() const {
+    return shared_->table_files != nullptr ? shared_->table_files->born_with() : nullptr;
+  }
   void Seed();
   void Observe();
   void OnTablesListed(std::vector<cli::CommandResult> results);

@@ -70,7 +70,6 @@
 #include "agent/reload/judge.h"
 #include "agent/reload/master_gate.h"
 #include "agent/reload/worker_files.h"
-#include "agent/store/confined_dir.h"
 #include "agent/uv/timer.h"
 
 namespace hawk::reload {
@@ -80,17 +79,12 @@ struct ReloaderOptions {
   std::string haproxy_binary;     // --haproxy-binary; empty: no `haproxy -c` check
   std::string server_state_file;  // --server-state-file; empty: not written
   // --write-map-files: before each reload, the desired content of every managed map and ACL that
-  // HAProxy loaded from a file inside table_files_dir is written to it (plan/table_file.h), so
-  // that the new worker is born holding it.
-  bool write_table_files = true;
+  // HAProxy loaded from a file inside --table-files-dir is written to it (birth/table_files.h), so
+  // that the new worker is born holding it. Null: no table file is written.
+  birth::TableFiles* table_files = nullptr;
   // --write-servers: each round writes the desired servers into the configuration it reloads
   // (plan/server_lines.h), so that the new worker is born holding them.
   bool write_servers = true;
-  // --table-files-dir (default: the directory of --haproxy-config), with --state-dir excluded.
-  // Null: no table file is written, and each reload's log says why: no_table_files_dir.
-  std::shared_ptr<const store::ConfinedDir> table_files_dir;
-  std::string no_table_files_dir =
-      "neither --table-files-dir nor --haproxy-config names a directory hawk may write it in";
   absl::Duration min_interval = absl::ZeroDuration();  // between the starts of two reloads
   // From `reload` sent to a verdict. Generous: a large configuration takes seconds to parse.
   absl::Duration reload_timeout = absl::Seconds(60);

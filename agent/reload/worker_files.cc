@@ -23,8 +23,7 @@ WorkerFiles::WorkerFiles(cli::MasterClient* client, registry::WorkerRegistry* re
       registry_(registry),
       reconciler_(reconciler),
       options_(std::move(options)),
-      clock_(std::move(clock)),
-      table_files_(options_.table_files_dir, options_.no_table_files_dir) {}
+      clock_(std::move(clock)) {}
 
 void WorkerFiles::Write(Note note, std::function<void()> done) {
   note_ = std::move(note);
@@ -70,16 +69,16 @@ void WorkerFiles::OnServerState(const cli::CommandResult& result) {
 
 void WorkerFiles::ListTables() {
   const model::DesiredState* desired = reconciler_->desired();
-  if (!options_.write_table_files || desired == nullptr ||
-      (desired->maps.empty() && desired->acls.empty())) {
+  birth::TableFiles* files = options_.table_files;
+  if (files == nullptr || desired == nullptr || (desired->maps.empty() && desired->acls.empty())) {
     Done();
     return;
   }
   const model::WorkerReport* current = registry_->report().Current();
-  if (!table_files_.has_dir() || current == nullptr) {
-    LoadedTables loaded;
-    loaded.error = table_files_.has_dir() ? "no current worker to tell which files HAProxy loaded"
-                                          : table_files_.no_dir();
+  if (!files->has_dir() || current == nullptr) {
+    birth::LoadedTables loaded;
+    loaded.error =
+        files->has_dir() ? "no current worker to tell which files HAProxy loaded" : files->no_dir();
     WriteTableFiles(loaded);
     return;
   }
@@ -87,30 +86,26 @@ void WorkerFiles::ListTables() {
   client_->Submit(
       {cli::Command::ForWorker(pid, "show map"), cli::Command::ForWorker(pid, "show acl")},
       lifetime_.Guard([this, pid](std::vector<cli::CommandResult> results) {
-        WriteTableFiles(ParseLoadedTables(pid, results[0], results[1]));
+        WriteTableFiles(birth::ParseLoadedTables(pid, results[0], results[1]));
       }));
 }
 
-void WorkerFiles::WriteTableFiles(const LoadedTables& loaded) {
+void WorkerFiles::WriteTableFiles(const birth::LoadedTables& loaded) {
   const model::DesiredState* desired = reconciler_->desired();
   if (desired == nullptr) {
     Done();
     return;
   }
   absl::Time started = clock_();
-  WrittenTables written =
-      table_files_.Write(*desired, loaded, [this](bool acl, const std::string& name) {
-        return reconciler_->TableUnchangedSinceWritten(acl, name);
-      });
+  birth::TablesWriteReport written = options_.table_files->Write(*desired, loaded);
   note_(absl::StrCat("map and ACL files: ", written.files_written, " written (",
                      written.entries_written, " entries) in ",
                      absl::ToInt64Milliseconds(clock_() - started), " ms, ", written.unchanged,
-                     " unchanged since hawk wrote them; the new worker reads ", written.maps.size(),
-                     " maps and ", written.acls.size(), " ACLs from them"));
+                     " unchanged since hawk wrote them; the new worker reads ", written.maps,
+                     " maps and ", written.acls, " ACLs from them"));
   for (const std::string& line : written.skipped) {
     note_(absl::StrCat("not written, the new worker gets it over the CLI: ", line));
   }
-  reconciler_->TablesWritten(std::move(written.maps), std::move(written.acls));
   Done();
 }
 

@@ -3,34 +3,30 @@
 // WorkerFiles: the files a reload round writes from what the current worker reports, just before
 // the reload (steps 4 and 5 of a round, reloader.h), so that the new worker is born holding the
 // desired state: the server-state file (the worker's `show servers state` with the desired fields
-// written in, plan/server_state_file.h) and the map and ACL files it loaded (table_files.h). The
-// reconciler learns what the new worker is born with (Reconciler::TablesWritten).
+// written in, plan/server_state_file.h) and the map and ACL files it loaded
+// (birth/table_files.h, which from then on tells the reconciler what a new worker is born with).
 //
-// Ownership and threading: owns the table files' identities (TableFiles); uses (does not own) the
-// MasterClient, the WorkerRegistry and the Reconciler; loop thread only. One Write at a time.
+// Ownership and threading: uses (does not own) the MasterClient, the WorkerRegistry, the
+// Reconciler and the TableFiles; loop thread only. One Write at a time.
 
 #include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "agent/base/lifetime.h"
+#include "agent/birth/table_files.h"
 #include "agent/cli/client.h"
 #include "agent/reconcile/reconciler.h"
 #include "agent/registry/registry.h"
-#include "agent/reload/table_files.h"
-#include "agent/store/confined_dir.h"
 
 namespace hawk::reload {
 
 struct WorkerFilesOptions {
   std::string server_state_file;  // --server-state-file; empty: not written
-  bool write_table_files = true;  // --write-map-files
-  // --table-files-dir; null: no table file is written, and `no_table_files_dir` says why.
-  std::shared_ptr<const store::ConfinedDir> table_files_dir;
-  std::string no_table_files_dir;
+  // --write-map-files: the files written, and what the next worker is born with; null: none.
+  birth::TableFiles* table_files = nullptr;
 };
 
 class WorkerFiles {
@@ -54,7 +50,7 @@ class WorkerFiles {
   void OnServerState(const cli::CommandResult& result);
   // Asks the current worker which files it loaded its maps and ACLs from, then WriteTableFiles.
   void ListTables();
-  void WriteTableFiles(const LoadedTables& loaded);
+  void WriteTableFiles(const birth::LoadedTables& loaded);
   void Done();
 
   cli::MasterClient* client_;
@@ -62,7 +58,6 @@ class WorkerFiles {
   reconcile::Reconciler* reconciler_;
   WorkerFilesOptions options_;
   std::function<absl::Time()> clock_;
-  TableFiles table_files_;
   Note note_;                   // of the Write in progress
   std::function<void()> done_;  // of the Write in progress
   // Guards the CLI batches' callbacks. Last: disarmed before any other member goes.

@@ -70,6 +70,16 @@ StateService::StateService(uv_loop_t* loop, store::Journal* journal, StateServic
 
 StateService::~StateService() = default;
 
+uint64_t StateService::Publish(const model::ChangeSummary& summary) {
+  change_listeners_.Notify(&summary);
+  return reconciler().Publish(summary);
+}
+
+uint64_t StateService::PublishWhole() {
+  change_listeners_.Notify(nullptr);
+  return reconciler().PublishWhole();
+}
+
 reconcile::Reconciler& StateService::reconciler() {
   if (reconciler_ == nullptr) Fatal("a push before Start");
   return *reconciler_;
@@ -127,7 +137,7 @@ absl::Status StateService::Start(reconcile::Reconciler* reconciler) {
                   desired_.acl_pattern_count(), " ACL patterns) from ", journal_->dir(),
                   ": snapshot seq ", loaded->snapshot_seq, " + ", loaded->records.size(),
                   " journal records");
-    reconciler_->PublishWhole();
+    PublishWhole();
   }
   // The replay's parser and copies are gone: their memory goes back.
   if (options_.release_memory) options_.release_memory();
@@ -223,8 +233,8 @@ absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, absl::Durat
   }
   if (journal_ == nullptr) {
     stats_.objects_changed += delta.object_count();
-    AnswerAfter(reconciler().Publish(applied.delta.summary), desired_.version, desired_.generation,
-                timeout, std::move(done));
+    AnswerAfter(Publish(applied.delta.summary), desired_.version, desired_.generation, timeout,
+                std::move(done));
     return absl::OkStatus();
   }
   // A change the journal cannot take is refused here, before it is sent, answered or written:
@@ -271,7 +281,7 @@ absl::Status StateService::Commit(absl::StatusOr<model::Delta> read, absl::Durat
     // nothing is acknowledged that is not durable, and a failed sync puts the workers back
     // (OnDurable) before its answer. Saves the sync's time on every push.
     entry->published = true;
-    entry->seq = reconciler().Publish(applied.delta.summary);
+    entry->seq = Publish(applied.delta.summary);
   } else {
     entry->summary = std::move(applied.delta.summary);
   }
@@ -302,7 +312,7 @@ void StateService::OnDurable(uint64_t id, absl::Status status) {
     }
     std::unique_ptr<Uncommitted> entry = std::move(uncommitted_.front());
     uncommitted_.pop_front();
-    uint64_t seq = entry->published ? entry->seq : reconciler().Publish(entry->summary);
+    uint64_t seq = entry->published ? entry->seq : Publish(entry->summary);
     AnswerAfter(seq, std::move(entry->version), entry->generation, entry->timeout,
                 std::move(entry->done));
     MaybeCompact();
@@ -344,7 +354,7 @@ void StateService::RollBack(absl::Status status) {
   // Some of it went out already: every worker re-reads what it holds and is reconciled to the
   // state as it was (only objects managed before were touched, RevertibleOnWorkers), and the
   // refusals are answered once that is done, or the wait ends.
-  uint64_t rollback = reconciler().PublishWhole();
+  uint64_t rollback = PublishWhole();
   auto dones = std::make_shared<std::deque<std::unique_ptr<Uncommitted>>>(std::move(failed));
   reconciler().WaitForPush(
       rollback, kRollbackTimeout, [dones, status](reconcile::PushOutcome outcome) {

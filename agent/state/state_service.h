@@ -41,6 +41,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/base/callback_list.h"
 #include "agent/base/lifetime.h"
 #include "agent/model/delta.h"
 #include "agent/model/desired.h"
@@ -131,6 +132,15 @@ class StateService {
   };
   absl::StatusOr<DryRun> Preview(Verb verb, const std::string& body);
 
+  // Runs `listener` with each change as it is published, before the reconciler hears of it: its
+  // summary (the state held already has it), or null when the state was replaced in a way no
+  // summary describes (loaded at start, rolled back after a failed journal write). A dry run
+  // publishes nothing.
+  base::Subscription AddChangeListener(
+      std::function<void(const model::ChangeSummary* summary)> listener) {
+    return change_listeners_.Add(std::move(listener));
+  }
+
  private:
   struct Uncommitted;
 
@@ -160,6 +170,9 @@ class StateService {
   // The journal failed the batch of every change waiting for it: each is undone and refused.
   void RollBack(absl::Status status);
   void MaybeCompact();
+  // To the change listeners, then to the reconciler; the push's sequence number.
+  uint64_t Publish(const model::ChangeSummary& summary);
+  uint64_t PublishWhole();
   reconcile::Reconciler& reconciler();
 
   store::Journal* journal_;
@@ -176,6 +189,7 @@ class StateService {
   std::deque<std::unique_ptr<Uncommitted>> uncommitted_;  // in journal order
   uint64_t next_uncommitted_id_ = 1;
   StateServiceStats stats_;
+  base::CallbackList<const model::ChangeSummary*> change_listeners_;
   // Guards the journal's dones (records appended, not yet durable), which may outlive the
   // service. Last: disarmed before any other member goes.
   base::Lifetime lifetime_;

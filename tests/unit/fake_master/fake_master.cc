@@ -14,7 +14,7 @@
 #include "gtest/gtest.h"
 #include "tests/unit/parse/fixture.h"
 
-namespace hawk::reconcile::fake {
+namespace hawk::fake {
 namespace {
 
 constexpr char kVersion[] = "2.6.12-1+deb12u4";
@@ -246,4 +246,4 @@ std::string FakeMaster::Execute(FakeWorker* worker, const ReceivedCommand& comma
       cli::Command::ForWorkerWithPayload(worker->pid, command.line, command.payload));
 }
 
-}  // namespace hawk::reconcile::fake
+}  // namespace hawk::fake

@@ -36,7 +36,7 @@
 #include "agent/uv/stream.h"
 #include "tests/unit/plan/sim_worker.h"
 
-namespace hawk::reconcile::fake {
+namespace hawk::fake {
 
 // A recorded 2.6.12 reply from tests/fixtures/haproxy-2.6, verbatim (blank line included); fails
 // the current test when the file cannot be read.
@@ -142,4 +142,4 @@ class FakeMaster {
   int accepted_ = 0;
 };
 
-}  // namespace hawk::reconcile::fake
+}  // namespace hawk::fake

@@ -38,7 +38,7 @@ class RegistryTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     std::string path = dir_ + "/master.sock";
-    master_ = std::make_unique<reconcile::fake::FakeMaster>(loop_.get(), path, kMasterPid,
+    master_ = std::make_unique<fake::FakeMaster>(loop_.get(), path, kMasterPid,
                                                             plan::ObservedWorker{});
     master_->Listen();
     master_->AddWorker(kServingPid);
@@ -69,11 +69,11 @@ class RegistryTest : public ::testing::Test {
   }
   // `show info` commands worker `pid` received.
   size_t ShowInfos(int pid) {
-    reconcile::fake::FakeWorker* worker = master_->worker(pid);
+    fake::FakeWorker* worker = master_->worker(pid);
     if (worker == nullptr) return 0;
     return static_cast<size_t>(std::count_if(
         worker->received.begin(), worker->received.end(),
-        [](const reconcile::fake::ReceivedCommand& c) { return c.line == "show info"; }));
+        [](const fake::ReceivedCommand& c) { return c.line == "show info"; }));
   }
   // Runs `count` more refreshes to their end.
   void Refreshes(int count) {
@@ -92,7 +92,7 @@ class RegistryTest : public ::testing::Test {
   absl::optional<absl::Duration> grace_;
   uv::Loop loop_;
   std::string dir_;
-  std::unique_ptr<reconcile::fake::FakeMaster> master_;
+  std::unique_ptr<fake::FakeMaster> master_;
   std::unique_ptr<cli::MasterClient> client_;
   std::unique_ptr<WorkerRegistry> registry_;
 };
@@ -201,7 +201,7 @@ TEST_F(RegistryWithGraceTest, ACloseRightAfterARelayToALeavingWorkerCountsALostS
   size_t asked = ShowInfos(kServingPid);
   RunUntil([&] { return ShowInfos(kServingPid) > asked; });
   master_->set_cut_hook(
-      [](int pid, const reconcile::fake::ReceivedCommand&) { return pid == kServingPid; });
+      [](int pid, const fake::ReceivedCommand&) { return pid == kServingPid; });
   registry_->RefreshNow();
   RunUntil([&] { return registry_->slots_lost() == 1; });
   Refreshes(3);
@@ -226,7 +226,7 @@ TEST_F(RegistryWithGraceTest, ACloseRightAfterARelayToALeavingWorkerCountsALostS
 // nothing is held against the workers and no slot is counted lost.
 TEST_F(RegistryWithGraceTest, AReloadThatCutsARelayIsNoLostSlot) {
   bool cut = false;
-  master_->set_cut_hook([&](int pid, const reconcile::fake::ReceivedCommand&) {
+  master_->set_cut_hook([&](int pid, const fake::ReceivedCommand&) {
     if (cut || pid != kServingPid) return false;
     cut = true;
     master_->Reload(kNewPid);  // the reload happens while the relay is on its way

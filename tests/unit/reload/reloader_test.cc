@@ -39,7 +39,7 @@ namespace hawk::reload {
 namespace {
 
 using plan::testing::Spec;
-using reconcile::fake::FakeMaster;
+using fake::FakeMaster;
 using ::testing::HasSubstr;
 using ::testing::Not;
 

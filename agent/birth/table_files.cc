@@ -1,4 +1,4 @@
-#include "agent/reload/table_files.h"
+#include "agent/birth/table_files.h"
 
 #include <utility>
 
@@ -8,7 +8,7 @@
 #include "agent/parse/maps.h"
 #include "agent/plan/table_file.h"
 
-namespace hawk::reload {
+namespace hawk::birth {
 
 LoadedTables ParseLoadedTables(int pid, const absl::StatusOr<std::string>& show_map,
                                const absl::StatusOr<std::string>& show_acl) {
@@ -32,17 +32,29 @@ LoadedTables ParseLoadedTables(int pid, const absl::StatusOr<std::string>& show_
   return loaded;
 }
 
-TableFiles::TableFiles(std::shared_ptr<const store::ConfinedDir> dir, std::string no_dir)
-    : dir_(std::move(dir)), no_dir_(std::move(no_dir)) {}
+TableFiles::TableFiles(std::shared_ptr<const store::ConfinedDir> dir, std::string no_dir,
+                       size_t max_changes_since)
+    : dir_(std::move(dir)), no_dir_(std::move(no_dir)), max_changes_since_(max_changes_since) {}
+
+void TableFiles::Changed(const model::ChangeSummary& summary, const model::DesiredState& desired) {
+  if (born_with_.has_value() && !born_with_->Merge(summary, desired, max_changes_since_)) {
+    born_with_.reset();
+  }
+}
+
+bool TableFiles::UnchangedSinceWrite(bool acl, const std::string& name) const {
+  return born_with_.has_value() && born_with_->Unchanged(acl, name);
+}
 
 TableFiles::FileIdentity TableFiles::IdentityOf(const store::ConfinedFile& file) {
   return FileIdentity{file.device, file.inode, file.size, file.mtime_ns};
 }
 
-WrittenTables TableFiles::Write(
-    const model::DesiredState& desired, const LoadedTables& loaded,
-    const std::function<bool(bool acl, const std::string& name)>& table_unchanged) {
-  WrittenTables out;
+TablesWriteReport TableFiles::Write(const model::DesiredState& desired,
+                                    const LoadedTables& loaded) {
+  TablesWriteReport out;
+  plan::WrittenTables::Counts maps;  // what the files hold once written: born_with_
+  plan::WrittenTables::Counts acls;
   auto write = [&](bool acl, const std::string& name, const model::StringTable& table) {
     absl::string_view kind = acl ? "ACL" : "map";
     auto skip = [&](absl::string_view why) {
@@ -62,14 +74,15 @@ WrittenTables TableFiles::Write(
           "a relative path: HAProxy resolved it from its own working directory, which hawk "
           "cannot tell");
     }
-    absl::flat_hash_map<std::string, int64_t>& held = acl ? out.acls : out.maps;
+    plan::WrittenTables::Counts& held = acl ? acls : maps;
     std::string key = absl::StrCat(kind, ":", name);
     // The file as it is now: inside the confined directory, a regular file reached without a
     // symlink.
     absl::StatusOr<store::ConfinedFile> file = dir_->Lookup(name);
     if (!file.ok()) return skip(file.status().message());
     auto last = written_.find(key);
-    if (last != written_.end() && last->second == IdentityOf(*file) && table_unchanged(acl, name)) {
+    if (last != written_.end() && last->second == IdentityOf(*file) &&
+        UnchangedSinceWrite(acl, name)) {
       held[name] = static_cast<int64_t>(table.size());
       ++out.unchanged;
       return;
@@ -90,7 +103,10 @@ WrittenTables TableFiles::Write(
   for (const auto& [name, table] : model::SortedByName(desired.acls)) {
     write(/*acl=*/true, *name, *table);
   }
+  out.maps = maps.size();
+  out.acls = acls.size();
+  born_with_.emplace(std::move(maps), std::move(acls));
   return out;
 }
 
-}  // namespace hawk::reload
+}  // namespace hawk::birth

@@ -1,9 +1,9 @@
 // TableFiles in a temporary directory: which tables reach a file (only those HAProxy loaded from
-// it, as the same kind, by an absolute path inside the directory), what each file then holds, and
+// it, as the same kind, by an absolute path inside the directory), what each file then holds,
 // that a file nobody touched whose table did not change is not written again while one edited
-// behind hawk's back is.
+// behind hawk's back is, and what a worker born after the write holds (born_with).
 
-#include "agent/reload/table_files.h"
+#include "agent/birth/table_files.h"
 
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -19,12 +19,11 @@
 #include "gtest/gtest.h"
 #include "tests/unit/parse/fixture.h"
 
-namespace hawk::reload {
+namespace hawk::birth {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::IsEmpty;
 using ::testing::Pair;
 using ::testing::UnorderedElementsAre;
 
@@ -59,6 +58,17 @@ class TableFilesTest : public ::testing::Test {
     for (const std::string& m : maps) loaded.maps.insert(m);
     for (const std::string& a : acls) loaded.acls.insert(a);
     return loaded;
+  }
+
+  // The summary of adding `keys` to map `name`, as the state service publishes it.
+  static model::ChangeSummary MapKeysAdded(const std::string& name,
+                                           std::initializer_list<std::string> keys) {
+    model::TableChange change;
+    change.name = name;
+    for (const std::string& key : keys) change.was_absent.Set(key, "");
+    model::ChangeSummary summary;
+    summary.maps.push_back(std::move(change));
+    return summary;
   }
 
   std::string dir_;
@@ -101,16 +111,18 @@ TEST_F(TableFilesTest, OnlyTheFilesHaproxyLoadedAreWrittenAndEveryOtherTableSays
   desired.maps["relative.map"].Set("k", "v");
 
   TableFiles files(confined_, "unused");
-  WrittenTables written =
-      files.Write(desired, Loaded({Path("hosts.map"), "relative.map"}, {Path("blocked.acl")}),
-                  [](bool, const std::string&) { return false; });
+  TablesWriteReport written =
+      files.Write(desired, Loaded({Path("hosts.map"), "relative.map"}, {Path("blocked.acl")}));
   EXPECT_EQ(Read(Path("hosts.map")), "a.example.com be_a\nb.example.com be_b\n");
   EXPECT_EQ(Read(Path("blocked.acl")), "10.0.0.2\n");
   EXPECT_EQ(Read(Path("not-loaded.map")), "keep me\n");
   EXPECT_EQ(written.files_written, 2u);
   EXPECT_EQ(written.entries_written, 3u);
-  EXPECT_THAT(written.maps, UnorderedElementsAre(Pair(Path("hosts.map"), 2)));
-  EXPECT_THAT(written.acls, UnorderedElementsAre(Pair(Path("blocked.acl"), 1)));
+  EXPECT_EQ(written.maps, 1u);
+  EXPECT_EQ(written.acls, 1u);
+  ASSERT_NE(files.born_with(), nullptr);
+  EXPECT_THAT(files.born_with()->maps(), UnorderedElementsAre(Pair(Path("hosts.map"), 2)));
+  EXPECT_THAT(files.born_with()->acls(), UnorderedElementsAre(Pair(Path("blocked.acl"), 1)));
   ASSERT_EQ(written.skipped.size(), 3u);
   EXPECT_THAT(written.skipped[0], HasSubstr("did not load it from this file (`show map`"));
   EXPECT_THAT(written.skipped[1], HasSubstr("did not load it from this file (`show map`"));
@@ -123,46 +135,76 @@ TEST_F(TableFilesTest, AFileAsHawkWroteItWhoseTableDidNotChangeIsLeftAlone) {
   desired.maps[Path("hosts.map")].Set("a.example.com", "be_a");
   TableFiles files(confined_, "unused");
   LoadedTables loaded = Loaded({Path("hosts.map")}, {});
-  auto unchanged = [](bool, const std::string&) { return true; };
-  ASSERT_EQ(files.Write(desired, loaded, unchanged).files_written, 1u);
+  ASSERT_EQ(files.Write(desired, loaded).files_written, 1u);
   ino_t first = Inode(Path("hosts.map"));
 
-  WrittenTables again = files.Write(desired, loaded, unchanged);
+  TablesWriteReport again = files.Write(desired, loaded);
   EXPECT_EQ(again.files_written, 0u);
   EXPECT_EQ(again.unchanged, 1u);
-  EXPECT_THAT(again.maps, UnorderedElementsAre(Pair(Path("hosts.map"), 1)));
+  EXPECT_EQ(again.maps, 1u);
   EXPECT_EQ(Inode(Path("hosts.map")), first);
 
   // The table changed since: written again.
   desired.maps[Path("hosts.map")].Set("b.example.com", "be_b");
-  WrittenTables changed =
-      files.Write(desired, loaded, [](bool, const std::string&) { return false; });
+  files.Changed(MapKeysAdded(Path("hosts.map"), {"b.example.com"}), desired);
+  TablesWriteReport changed = files.Write(desired, loaded);
   EXPECT_EQ(changed.files_written, 1u);
   EXPECT_EQ(Read(Path("hosts.map")), "a.example.com be_a\nb.example.com be_b\n");
 
   // Someone replaced the file behind hawk's back (a new inode): written again, table unchanged.
   Write(Path("hosts.map"), "edited by hand\n");
-  WrittenTables edited = files.Write(desired, loaded, unchanged);
+  TablesWriteReport edited = files.Write(desired, loaded);
   EXPECT_EQ(edited.files_written, 1u);
   EXPECT_EQ(Read(Path("hosts.map")), "a.example.com be_a\nb.example.com be_b\n");
+
+  // The state replaced whole: what changed since is unknown, so the file is written again.
+  files.ReplacedWhole();
+  EXPECT_EQ(files.born_with(), nullptr);
+  EXPECT_EQ(files.Write(desired, loaded).files_written, 1u);
+}
+
+TEST_F(TableFilesTest, AWorkerBornAfterTheWriteHoldsTheFilesAndTheChangesSince) {
+  Write(Path("hosts.map"), "");
+  Write(Path("other.map"), "");
+  model::DesiredState desired;
+  desired.maps[Path("hosts.map")].Set("a.example.com", "be_a");
+  desired.maps[Path("other.map")].Set("x", "y");
+  TableFiles files(confined_, "unused", /*max_changes_since=*/2);
+  EXPECT_EQ(files.born_with(), nullptr);  // no write yet: a seed sends every table whole
+  files.Write(desired, Loaded({Path("hosts.map"), Path("other.map")}, {}));
+  ASSERT_NE(files.born_with(), nullptr);
+  EXPECT_TRUE(files.born_with()->Unchanged(/*acl=*/false, Path("hosts.map")));
+  EXPECT_EQ(files.born_with()->since().size(), 0u);
+
+  desired.maps[Path("hosts.map")].Set("b.example.com", "be_b");
+  files.Changed(MapKeysAdded(Path("hosts.map"), {"b.example.com"}), desired);
+  ASSERT_NE(files.born_with(), nullptr);
+  EXPECT_FALSE(files.born_with()->Unchanged(/*acl=*/false, Path("hosts.map")));
+  EXPECT_TRUE(files.born_with()->Unchanged(/*acl=*/false, Path("other.map")));
+  EXPECT_EQ(files.born_with()->since().size(), 1u);
+
+  // Past max_changes_since the files are too far behind to seed from.
+  desired.maps[Path("hosts.map")].Set("c.example.com", "be_c");
+  desired.maps[Path("hosts.map")].Set("d.example.com", "be_d");
+  files.Changed(MapKeysAdded(Path("hosts.map"), {"c.example.com", "d.example.com"}), desired);
+  EXPECT_EQ(files.born_with(), nullptr);
 }
 
 TEST_F(TableFilesTest, WithoutADirectoryOrALoadedListNothingIsWritten) {
   Write(Path("hosts.map"), "old\n");
   model::DesiredState desired;
   desired.maps[Path("hosts.map")].Set("a", "b");
-  auto never = [](bool, const std::string&) { return false; };
 
   TableFiles no_dir(nullptr, "no --table-files-dir");
-  WrittenTables written = no_dir.Write(desired, Loaded({Path("hosts.map")}, {}), never);
+  TablesWriteReport written = no_dir.Write(desired, Loaded({Path("hosts.map")}, {}));
   EXPECT_THAT(written.skipped,
               ElementsAre(absl::StrCat("map ", Path("hosts.map"), ": no --table-files-dir")));
-  EXPECT_THAT(written.maps, IsEmpty());
+  EXPECT_EQ(written.maps, 0u);
 
   TableFiles files(confined_, "unused");
   LoadedTables unknown;
   unknown.error = "the current worker's list of maps could not be read: timeout";
-  written = files.Write(desired, unknown, never);
+  written = files.Write(desired, unknown);
   EXPECT_THAT(written.skipped,
               ElementsAre(absl::StrCat("map ", Path("hosts.map"), ": ", unknown.error)));
   EXPECT_EQ(Read(Path("hosts.map")), "old\n");
@@ -174,8 +216,7 @@ TEST_F(TableFilesTest, ASymlinkIsNeverFollowedNorReplaced) {
   model::DesiredState desired;
   desired.maps[Path("link.map")].Set("a", "b");
   TableFiles files(confined_, "unused");
-  WrittenTables written = files.Write(desired, Loaded({Path("link.map")}, {}),
-                                      [](bool, const std::string&) { return false; });
+  TablesWriteReport written = files.Write(desired, Loaded({Path("link.map")}, {}));
   EXPECT_EQ(written.files_written, 0u);
   ASSERT_EQ(written.skipped.size(), 1u);
   EXPECT_EQ(Read(Path("real.map")), "real\n");
@@ -185,4 +226,4 @@ TEST_F(TableFilesTest, ASymlinkIsNeverFollowedNorReplaced) {
 }
 
 }  // namespace
-}  // namespace hawk::reload
+}  // namespace hawk::birth
