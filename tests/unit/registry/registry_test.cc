@@ -38,8 +38,8 @@ class RegistryTest : public ::testing::Test {
     ASSERT_NE(::mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
     std::string path = dir_ + "/master.sock";
-    master_ = std::make_unique<fake::FakeMaster>(loop_.get(), path, kMasterPid,
-                                                            plan::ObservedWorker{});
+    master_ =
+        std::make_unique<fake::FakeMaster>(loop_.get(), path, kMasterPid, plan::ObservedWorker{});
     master_->Listen();
     master_->AddWorker(kServingPid);
     cli::MasterClientOptions client_options;
@@ -71,9 +71,9 @@ class RegistryTest : public ::testing::Test {
   size_t ShowInfos(int pid) {
     fake::FakeWorker* worker = master_->worker(pid);
     if (worker == nullptr) return 0;
-    return static_cast<size_t>(std::count_if(
-        worker->received.begin(), worker->received.end(),
-        [](const fake::ReceivedCommand& c) { return c.line == "show info"; }));
+    return static_cast<size_t>(
+        std::count_if(worker->received.begin(), worker->received.end(),
+                      [](const fake::ReceivedCommand& c) { return c.line == "show info"; }));
   }
   // Runs `count` more refreshes to their end.
   void Refreshes(int count) {
@@ -200,8 +200,7 @@ TEST_F(RegistryWithGraceTest, ACloseRightAfterARelayToALeavingWorkerCountsALostS
   master_->Reload(kNewPid);
   size_t asked = ShowInfos(kServingPid);
   RunUntil([&] { return ShowInfos(kServingPid) > asked; });
-  master_->set_cut_hook(
-      [](int pid, const fake::ReceivedCommand&) { return pid == kServingPid; });
+  master_->set_cut_hook([](int pid, const fake::ReceivedCommand&) { return pid == kServingPid; });
   registry_->RefreshNow();
   RunUntil([&] { return registry_->slots_lost() == 1; });
   Refreshes(3);

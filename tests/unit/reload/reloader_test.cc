@@ -38,8 +38,8 @@
 namespace hawk::reload {
 namespace {
 
-using plan::testing::Spec;
 using fake::FakeMaster;
+using plan::testing::Spec;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
