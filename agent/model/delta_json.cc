@@ -8,6 +8,7 @@
 #include "agent/model/cli_safety.h"
 #include "agent/model/desired_json.h"
 #include "agent/model/json_read.h"
+#include "agent/model/server_json.h"
 
 namespace hawk::model {
 namespace {
@@ -19,10 +20,7 @@ using json::value;
 
 void WriteSpec(const ServerSpec& spec, base::JsonWriter* w) {
   w->BeginObject();
-  w->Key("address").String(spec.address);
-  if (spec.port) w->Key("port").Int(*spec.port);
-  if (spec.weight) w->Key("weight").Int(*spec.weight);
-  if (spec.state) w->Key("state").String(ServerStateName(*spec.state));
+  WriteServerSpecFields(spec, w);
   w->EndObject();
 }
 
@@ -51,26 +49,10 @@ void WriteTables(absl::string_view key, const std::vector<TableDelta>& tables, b
 absl::Status ParseSpec(Reader& r, value& spec_value, const Path& path, ServerSpec* spec) {
   object obj;
   RETURN_IF_ERROR(r.AsObject(spec_value, path, &obj));
-  auto handle = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
-    if (key == "address") {
-      absl::string_view text;
-      RETURN_IF_ERROR(r.AsString(v, field, &text));
-      RETURN_IF_ERROR(CheckAddress(text, field));
-      spec->address = std::string(text);
-    } else if (key == "state") {
-      absl::string_view text;
-      RETURN_IF_ERROR(r.AsString(v, field, &text));
-      spec->state = ServerStateFromName(text);
-      if (!spec->state) return json::Error(field, "not a server state");
-    } else {
-      int64_t n = 0;
-      RETURN_IF_ERROR(key == "port" ? r.AsInteger(v, field, 1, 65535, &n)
-                                    : r.AsInteger(v, field, 0, 256, &n));
-      (key == "port" ? spec->port : spec->weight) = static_cast<int>(n);
-    }
-    return absl::OkStatus();
+  auto handle = [&](std::string_view key, value& v, const Path& field) {
+    return ReadServerSpecField(r, key, v, field, spec);
   };
-  RETURN_IF_ERROR(r.ForEachMember(obj, path, {"address", "port", "weight", "state"}, handle));
+  RETURN_IF_ERROR(r.ForEachMember(obj, path, kServerSpecFields, handle));
   if (spec->address.empty()) return json::Error(path.Field("address"), "required");
   return absl::OkStatus();
 }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "agent/base/json_writer.h"
 #include "agent/model/json_read.h"
+#include "agent/model/server_json.h"
 #include "agent/model/state_lists_json.h"
 
 namespace hawk::model {
@@ -90,10 +91,7 @@ std::string DesiredStateToJson(const DesiredState& state) {
     for (const auto& [server, spec] : SortedByName(backend->servers)) {
       w.BeginObject();
       w.Key("name").String(*server);
-      w.Key("address").String(spec->address);
-      if (spec->port) w.Key("port").Int(*spec->port);
-      if (spec->weight) w.Key("weight").Int(*spec->weight);
-      if (spec->state) w.Key("state").String(ServerStateName(*spec->state));
+      WriteServerSpecFields(*spec, &w);
       w.EndObject();
     }
     w.EndArray();

@@ -44,6 +44,7 @@
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/types/span.h"
 #include "agent/base/status_field.h"
 #include "agent/base/status_macros.h"
 #include "agent/model/json_input.h"
@@ -114,7 +115,7 @@ class Reader {
   // variable.
   template <typename Handler>
   absl::Status ForEachMember(object& obj, const Path& path,
-                             std::initializer_list<std::string_view> known, Handler&& handle);
+                             absl::Span<const std::string_view> known, Handler&& handle);
   // Iterates over the items of `list`: `handle(value&, index, path)` returns a Status. A list over
   // its limit fails with that, whatever its items hold.
   template <typename Handler>
@@ -173,8 +174,7 @@ class Reader {
 
 template <typename Handler>
 absl::Status Reader::ForEachMember(object& obj, const Path& path,
-                                   std::initializer_list<std::string_view> known,
-                                   Handler&& handle) {
+                                   absl::Span<const std::string_view> known, Handler&& handle) {
   uint32_t seen = 0;
   for (auto member : obj) {
     simdjson::ondemand::field field;

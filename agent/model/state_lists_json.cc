@@ -8,11 +8,11 @@
 #include "absl/strings/str_cat.h"
 #include "agent/model/cli_safety.h"
 #include "agent/model/desired_json.h"
+#include "agent/model/server_json.h"
 
 namespace hawk::model {
 namespace {
 
-using json::json_type;
 using json::object;
 using json::Path;
 using json::Reader;
@@ -26,45 +26,19 @@ absl::Status ParseServer(Reader& r, value& e, const Path& path, size_t index,
   bool has_name = false;
   bool has_address = false;
   auto handle = [&](std::string_view key, value& v, const Path& field) -> absl::Status {
-    if (key == "name" || key == "address") {
-      absl::string_view text;
-      RETURN_IF_ERROR(r.AsString(v, field, &text));
-      if (key == "name") {
-        RETURN_IF_ERROR(CheckIdentifier(text, field));
-        RETURN_IF_ERROR(json::CheckUnique(names, text, index, field, "server name", "servers"));
-        *name = std::string(text);
-        has_name = true;
-      } else {
-        RETURN_IF_ERROR(CheckAddress(text, field));
-        out->address = std::string(text);
-        has_address = true;
-      }
-    } else if (key == "port" || key == "weight") {
-      int64_t number = 0;
-      RETURN_IF_ERROR(key == "port" ? r.AsInteger(v, field, 1, 65535, &number)
-                                    : r.AsInteger(v, field, 0, 256, &number));
-      (key == "port" ? out->port : out->weight) = static_cast<int>(number);
-    } else {  // state
-      json_type type;
-      RETURN_IF_ERROR(r.TypeOf(v, &type));
-      absl::string_view state_name;
-      absl::optional<ServerState> state;
-      if (type == json_type::string) {
-        RETURN_IF_ERROR(r.AsString(v, field, &state_name));
-        state = ServerStateFromName(state_name);
-      }
-      if (!state) {
-        return json::Error(
-            field, absl::StrCat(
-                       "must be one of \"READY\", \"DRAIN\", \"MAINT\", got ",
-                       type == json_type::string ? json::Quote(state_name) : json::TypeName(type)));
-      }
-      out->state = state;
+    if (key != "name") {
+      has_address = has_address || key == "address";
+      return ReadServerSpecField(r, key, v, field, out);
     }
+    absl::string_view text;
+    RETURN_IF_ERROR(r.AsString(v, field, &text));
+    RETURN_IF_ERROR(CheckIdentifier(text, field));
+    RETURN_IF_ERROR(json::CheckUnique(names, text, index, field, "server name", "servers"));
+    *name = std::string(text);
+    has_name = true;
     return absl::OkStatus();
   };
-  RETURN_IF_ERROR(
-      r.ForEachMember(obj, path, {"name", "address", "port", "weight", "state"}, handle));
+  RETURN_IF_ERROR(r.ForEachMember(obj, path, kNamedServerFields, handle));
   if (!has_name) return json::Error(path.Field("name"), "required");
   if (!has_address && !options.partial_servers) {
     return json::Error(path.Field("address"), "required");

@@ -235,7 +235,7 @@ TEST(DeltaJsonTest, RejectsMalformedRecords) {
       {"spec weight", server(R"("name":"s","spec":{"address":"::1","weight":257})"),
        "backends[0].servers[0].spec.weight", "must be an integer in 0..256, got 257"},
       {"spec state", server(R"("name":"s","spec":{"address":"::1","state":"UP"})"),
-       "backends[0].servers[0].spec.state", "not a server state"},
+       "backends[0].servers[0].spec.state", "must be one of"},
       {"spec unknown", server(R"("name":"s","spec":{"address":"::1","fqdn":"x"})"),
        "backends[0].servers[0].spec.fqdn", "unknown field"},
       {"map without name", map(R"("create":true)"), "maps[0].name", "required"},
