@@ -5,7 +5,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
 #include "agent/model/cli_safety.h"
 #include "agent/model/desired_json.h"
 #include "agent/model/server_json.h"
