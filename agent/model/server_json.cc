@@ -34,10 +34,9 @@ absl::Status ReadServerSpecField(json::Reader& reader, std::string_view key, jso
     state = ServerStateFromName(name);
   }
   if (!state) {
-    return json::Error(
-        field, absl::StrCat("must be one of \"READY\", \"DRAIN\", \"MAINT\", got ",
-                            type == json::json_type::string ? json::Quote(name)
-                                                            : json::TypeName(type)));
+    return json::Error(field, absl::StrCat("must be one of \"READY\", \"DRAIN\", \"MAINT\", got ",
+                                           type == json::json_type::string ? json::Quote(name)
+                                                                           : json::TypeName(type)));
   }
   spec->state = state;
   return absl::OkStatus();
