@@ -57,6 +57,11 @@ struct WorkerSync {
   // Live streams on this worker whose server is stale here (from `show sess`).
   int64_t sessions_on_stale_servers = 0;
   std::string error;  // the last reconcile's failure (unreachable, timed out), if any
+  // Servers hawk created here with `add server`, and those of them that left the desired state
+  // and wait for their connections to end before `del server` can remove them:
+  // "<backend>/<server>", sorted.
+  std::vector<std::string> created_servers;
+  std::vector<std::string> draining_servers;
   friend bool operator==(const WorkerSync&, const WorkerSync&) = default;
 };
 

@@ -57,6 +57,12 @@ void WriteWorker(const WorkerReport& worker, base::JsonWriter* w) {
   w->EndArray();
   w->Key("sessionsOnStaleServers").Int(sync.sessions_on_stale_servers);
   if (!sync.error.empty()) w->Key("syncError").String(sync.error);
+  w->Key("createdServers").BeginArray();
+  for (const std::string& server : sync.created_servers) w->String(server);
+  w->EndArray();
+  w->Key("drainingServers").BeginArray();
+  for (const std::string& server : sync.draining_servers) w->String(server);
+  w->EndArray();
   w->EndObject();
 }
 

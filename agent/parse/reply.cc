@@ -77,6 +77,13 @@ ReplyCode ClassifyErrorLine(absl::string_view line) {
   // Same texts on 2.6 and 3.4 (checked on both binaries).
   if (line == "entry not found.") return ReplyCode::kEntryNotFound;
   if (line == "Key not found.") return ReplyCode::kKeyNotFound;
+  if (line == "Server still has connections attached to it, cannot remove it.") {
+    return ReplyCode::kServerInUse;
+  }
+  if (line == "Backend must use a dynamic load balancing to support dynamic servers." ||
+      absl::StartsWith(line, "Backend does not support dynamic servers")) {
+    return ReplyCode::kStaticBackend;
+  }
   // 2.6: "Unknown command, but maybe …" (worker), "Unknown command. Please enter …" (master);
   // 3.x: "Unknown command: 'x', but maybe …".
   if (absl::StartsWith(line, "Unknown command")) return ReplyCode::kUnknownCommand;
@@ -110,6 +117,10 @@ absl::string_view ReplyCodeName(ReplyCode code) {
       return "entry_not_found";
     case ReplyCode::kKeyNotFound:
       return "key_not_found";
+    case ReplyCode::kServerInUse:
+      return "server_in_use";
+    case ReplyCode::kStaticBackend:
+      return "static_backend";
     case ReplyCode::kUnknownCommand:
       return "unknown_command";
     case ReplyCode::kTargetNotFound:

@@ -59,6 +59,33 @@ absl::StatusOr<std::string> ServerCommandText(const Action& action) {
   return absl::InvalidArgumentError("not a server action");
 }
 
+// kAddServer: `add server b/s <ip>:<port> [weight <w>]` (HAProxy creates it in maintenance), then
+// `set server b/s state ready|drain` unless it is wanted in MAINT. kDelServer: `set server b/s
+// state maint` (HAProxy deletes only a server in maintenance), then `del server b/s`.
+absl::StatusOr<std::vector<std::string>> ServerLifecycleTexts(const Action& action) {
+  ASSIGN_OR_RETURN(std::string backend, cli::EscapeWord(action.backend));
+  ASSIGN_OR_RETURN(std::string server, cli::EscapeWord(action.server));
+  std::string name = absl::StrCat(backend, "/", server);
+  if (action.kind == ActionKind::kDelServer) {
+    return std::vector<std::string>{absl::StrCat("set server ", name, " state maint"),
+                                    absl::StrCat("del server ", name)};
+  }
+  const model::ServerSpec& spec = action.spec;
+  if (!WhyNotCreatable(spec).empty()) return absl::InvalidArgumentError(WhyNotCreatable(spec));
+  // An IPv6 literal goes in brackets, so that its last group is not read as the port.
+  std::string host = spec.address.find(':') != std::string::npos
+                         ? absl::StrCat("[", spec.address, "]")
+                         : spec.address;
+  ASSIGN_OR_RETURN(std::string address, cli::EscapeWord(host));
+  std::vector<std::string> texts{absl::StrCat("add server ", name, " ", address, ":", *spec.port)};
+  if (spec.weight) absl::StrAppend(&texts[0], " weight ", *spec.weight);
+  model::ServerState state = spec.state.value_or(model::ServerState::kReady);
+  if (state != model::ServerState::kMaint) {
+    texts.push_back(absl::StrCat("set server ", name, " state ", StateWord(state)));
+  }
+  return texts;
+}
+
 // "map" or "acl", or an error for a server action.
 absl::StatusOr<absl::string_view> PatternKind(const Action& action) {
   if (action.kind == ActionKind::kReplaceMap) return absl::string_view("map");
@@ -229,11 +256,23 @@ bool IsPayloadSafeValue(absl::string_view value) {
 
 std::vector<cli::Command> ServerCommands(int pid, const Action& action) {
   if (!IsServerAction(action.kind)) return {};
-  absl::StatusOr<std::string> text = ServerCommandText(action);
-  if (!text.ok()) return {};
-  cli::Command command = cli::Command::ForWorker(pid, *text);
-  if (!cli::ValidateCommand(command).ok()) return {};
-  return {std::move(command)};
+  std::vector<std::string> texts;
+  if (action.kind == ActionKind::kAddServer || action.kind == ActionKind::kDelServer) {
+    absl::StatusOr<std::vector<std::string>> lifecycle = ServerLifecycleTexts(action);
+    if (!lifecycle.ok()) return {};
+    texts = *std::move(lifecycle);
+  } else {
+    absl::StatusOr<std::string> text = ServerCommandText(action);
+    if (!text.ok()) return {};
+    texts.push_back(*std::move(text));
+  }
+  std::vector<cli::Command> commands;
+  for (std::string& text : texts) {
+    cli::Command command = cli::Command::ForWorker(pid, std::move(text));
+    if (!cli::ValidateCommand(command).ok()) return {};
+    commands.push_back(std::move(command));
+  }
+  return commands;
 }
 
 void AppendWithheld(int pid, const Plan& plan, const std::string& freeze_reply,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "agent/model/cli_safety.h"
 #include "agent/plan/server_plan.h"
 #include "agent/plan/table_plan.h"
 
@@ -16,7 +17,8 @@ namespace hawk::plan {
 
 bool IsServerAction(ActionKind kind) {
   return kind == ActionKind::kSetAddress || kind == ActionKind::kSetFqdn ||
-         kind == ActionKind::kSetWeight || kind == ActionKind::kSetState;
+         kind == ActionKind::kSetWeight || kind == ActionKind::kSetState ||
+         kind == ActionKind::kAddServer || kind == ActionKind::kDelServer;
 }
 
 bool IsReplaceAction(ActionKind kind) {
@@ -33,6 +35,8 @@ std::string Action::object() const {
     case ActionKind::kSetFqdn:
     case ActionKind::kSetWeight:
     case ActionKind::kSetState:
+    case ActionKind::kAddServer:
+    case ActionKind::kDelServer:
       return ServerObject(backend, server);
     case ActionKind::kReplaceMap:
     case ActionKind::kSetMapEntry:
@@ -58,6 +62,9 @@ std::string Action::field() const {
       return "weight";
     case ActionKind::kSetState:
       return "state";
+    case ActionKind::kAddServer:
+    case ActionKind::kDelServer:
+      return "";
     case ActionKind::kReplaceMap:
       return "entries";
     case ActionKind::kReplaceAcl:
@@ -93,8 +100,10 @@ std::string Action::desired() const {
       return value;
     case ActionKind::kDelMapEntry:
     case ActionKind::kDelAclPattern:
+    case ActionKind::kDelServer:
       return "absent";
     case ActionKind::kAddAclPattern:
+    case ActionKind::kAddServer:
       return "present";
   }
   return "";
@@ -105,13 +114,39 @@ bool operator==(const Action& a, const Action& b) {
                       (a.content != nullptr && b.content != nullptr && *a.content == *b.content);
   return a.kind == b.kind && a.backend == b.backend && a.server == b.server &&
          a.address == b.address && a.port == b.port && a.fqdn == b.fqdn && a.weight == b.weight &&
-         a.state == b.state && a.map_or_acl == b.map_or_acl && a.key == b.key &&
+         a.state == b.state && a.spec == b.spec && a.map_or_acl == b.map_or_acl && a.key == b.key &&
          a.value == b.value && same_content;
 }
+
+std::string WhyNotCreatable(const model::ServerSpec& spec) {
+  if (!model::IsIpLiteral(spec.address)) {
+    return "a server is created only with an IP address: HAProxy's dynamic servers take no "
+           "resolvers";
+  }
+  if (!spec.port) return "a server is created only with a port";
+  return "";
+}
+
+namespace {
+
+// The kDelServer of every server in options.delete_servers, sorted.
+void PlanDeletes(const PlanOptions& options, Plan* plan) {
+  if (options.delete_servers == nullptr || options.delete_servers->empty()) return;
+  std::vector<const ServerKey*> keys;
+  keys.reserve(options.delete_servers->size());
+  for (const ServerKey& key : *options.delete_servers) keys.push_back(&key);
+  std::sort(keys.begin(), keys.end(), [](const auto* a, const auto* b) { return *a < *b; });
+  for (const ServerKey* key : keys) {
+    PlanServerDelete(key->first, key->second, options.servers_frozen, plan);
+  }
+}
+
+}  // namespace
 
 Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pending,
                  const PlanOptions& options) {
   Plan plan;
+  PlanDeletes(options, &plan);
   std::vector<const PendingChanges::ServerKey*> servers;
   servers.reserve(pending.servers().size());
   for (const auto& [key, unused] : pending.servers()) servers.push_back(&key);
@@ -142,6 +177,7 @@ Plan PlanChanges(const model::DesiredState& desired, const PendingChanges& pendi
 Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observed,
                 const PlanOptions& options) {
   Plan plan;
+  PlanDeletes(options, &plan);
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
     std::string backend_object = absl::StrCat("backend/", *name);
     auto found = observed.backends.find(*name);
@@ -154,8 +190,7 @@ Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observ
     for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
       auto have_server = have.servers.find(*server);
       if (have_server == have.servers.end()) {
-        plan.stale.push_back(StaleItem{ServerObject(*name, *server), "", "present", "absent",
-                                       absl::StrCat("worker has no server ", *name, "/", *server)});
+        PlanServerCreate(*name, *server, *spec, options.servers_frozen, &plan);
         continue;
       }
       PlanServer(*name, *server, *spec, HasObserved{have_server->second}, options.servers_frozen,
@@ -181,6 +216,7 @@ Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observ
 Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born,
                   const PlanOptions& options) {
   Plan plan;
+  PlanDeletes(options, &plan);
   for (const auto& [name, backend] : model::SortedByName(desired.backends)) {
     for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
       PlanServer(*name, *server, *spec, HasUnknown{}, options.servers_frozen, &plan);

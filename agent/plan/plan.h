@@ -17,7 +17,14 @@
 // Rules:
 //   - Only the backends' servers, maps and ACLs listed in the desired state are managed; a server
 //     field absent there (port, weight, state) is never touched.
-//   - A desired backend, server, map or ACL the worker lacks is a StaleItem, not an action.
+//   - A desired server the worker lacks, in a backend it has, is created there (kAddServer: HAProxy
+//     2.6+ `add server`, which creates it in maintenance, then `set server … state` unless it
+//     is wanted in MAINT) when it has an IP-literal address and a port: dynamic servers take no
+//     resolvers. Otherwise, and a desired backend, map or ACL the worker lacks, is a StaleItem.
+//     A server hawk created on this worker that left the desired state is deleted
+//     (PlanOptions::delete_servers, kDelServer: put in maintenance, then `del server`, which
+//     HAProxy refuses while connections remain: it is retried until they are gone). Servers the
+//     configuration declares are never deleted.
 //   - An IP-literal address is compared in binary form (so "::1" equals "0:0::1") with the
 //     observed address, and the port when managed: one kSetAddress. A hostname is compared
 //     case-insensitively with the observed fqdn: kSetFqdn. HAProxy has no port-only `set server`
@@ -43,6 +50,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
@@ -55,11 +63,16 @@
 
 namespace hawk::plan {
 
+using ServerKey = std::pair<std::string, std::string>;  // backend, server
+
 enum class ActionKind {
   kSetAddress,      // `set server b/s addr <ip> [port <p>]`
   kSetFqdn,         // `set server b/s fqdn <name>`
   kSetWeight,       // `set server b/s weight <w>`
   kSetState,        // `set server b/s state ready|drain|maint`
+  kAddServer,       // `add server b/s <ip>:<port> [weight <w>]`, then `set server b/s state …`
+                    // (unless MAINT): from `spec`
+  kDelServer,       // `set server b/s state maint`, then `del server b/s`
   kReplaceMap,      // prepare map → add map @N … → commit map @N, from `content`
   kReplaceAcl,      // prepare acl → add acl @N … → commit acl @N, from `content`
   kSetMapEntry,     // `set map <m> <k> <v>`: the worker holds k
@@ -81,6 +94,7 @@ struct Action {
   std::string fqdn;                                       // kSetFqdn
   int weight = 0;                                         // kSetWeight
   model::ServerState state = model::ServerState::kReady;  // kSetState
+  model::ServerSpec spec;                                 // kAddServer: the server as created
   std::string map_or_acl;  // map and ACL actions: the map or ACL name
   std::string key;         // entry actions: the key or pattern
   std::string value;       // kSet/kAdd/kUpsertMapEntry
@@ -91,10 +105,11 @@ struct Action {
   // "backend/be_app/server/SRV_1", "map//etc/haproxy/hosts.map", "acl//etc/x.acl".
   std::string object() const;
   // "address", "fqdn", "weight", "state", "entries", "patterns", "entries/<key>",
-  // "patterns/<pattern>".
+  // "patterns/<pattern>"; "" for kAddServer and kDelServer (the whole server).
   std::string field() const;
   // What the action sets, as a StaleItem's `desired`: "10.0.0.1:80" (the port when sent along),
-  // "app.example.com", "5", "MAINT", "<n> entries", a map value, "present", "absent".
+  // "app.example.com", "5", "MAINT", "<n> entries", a map value, "present" (kAddServer too),
+  // "absent" (kDelServer too).
   std::string desired() const;
 
   friend bool operator==(const Action& a, const Action& b);
@@ -127,6 +142,9 @@ struct PlanOptions {
   // The worker's HAProxy (model::ReplaceIsCheaper): before 2.9 a table change of more than
   // model::kReplaceMinKeys keys is one replace, whatever the table's size.
   model::EntryLookup entry_lookup = model::EntryLookup::kIndexed;
+  // Servers hawk created on this worker that are no longer desired: each gets a kDelServer (all
+  // three entry points), before any other server action.
+  const absl::flat_hash_set<ServerKey>* delete_servers = nullptr;
 };
 
 struct Plan {
@@ -159,5 +177,9 @@ Plan PlanFullSeed(const model::DesiredState& desired, const TablesAtBirth* born 
 
 // "backend/<b>/server/<s>".
 std::string ServerObject(absl::string_view backend, absl::string_view server);
+
+// Why `spec` cannot be created by `add server` ("" when it can): it needs an IP-literal address
+// (a dynamic server takes no resolvers) and a port.
+std::string WhyNotCreatable(const model::ServerSpec& spec);
 
 }  // namespace hawk::plan

@@ -223,4 +223,23 @@ void PlanServer(absl::string_view backend, absl::string_view server, const model
   if (state && !state_first) Send(*std::move(state), frozen, plan);
 }
 
+void PlanServerCreate(absl::string_view backend, absl::string_view server,
+                      const model::ServerSpec& want, bool frozen, Plan* plan) {
+  std::string why = WhyNotCreatable(want);
+  if (!why.empty()) {
+    plan->stale.push_back(
+        StaleItem{ServerObject(backend, server), "", "present", "absent",
+                  absl::StrCat("worker has no server ", backend, "/", server, ", and ", why)});
+    return;
+  }
+  Action action = ServerAction(ActionKind::kAddServer, backend, server);
+  action.spec = want;
+  Send(std::move(action), frozen, plan);
+}
+
+void PlanServerDelete(absl::string_view backend, absl::string_view server, bool frozen,
+                      Plan* plan) {
+  Send(ServerAction(ActionKind::kDelServer, backend, server), frozen, plan);
+}
+
 }  // namespace hawk::plan

@@ -34,4 +34,14 @@ using ServerHas = std::variant<HasObserved, HasPrevious, HasUnknown>;
 void PlanServer(absl::string_view backend, absl::string_view server, const model::ServerSpec& want,
                 const ServerHas& has, bool frozen, Plan* plan);
 
+// Appends to `plan` the creation of server `backend`/`server`, which the worker lacks, as `want`
+// says (kAddServer; withheld when `frozen`), or the StaleItem of why it cannot be created
+// (WhyNotCreatable).
+void PlanServerCreate(absl::string_view backend, absl::string_view server,
+                      const model::ServerSpec& want, bool frozen, Plan* plan);
+
+// Appends to `plan` the deletion of server `backend`/`server` (kDelServer; withheld when
+// `frozen`).
+void PlanServerDelete(absl::string_view backend, absl::string_view server, bool frozen, Plan* plan);
+
 }  // namespace hawk::plan

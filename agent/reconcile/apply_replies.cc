@@ -1,7 +1,9 @@
 #include "agent/reconcile/apply_replies.h"
 
+#include <string>
 #include <utility>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "agent/parse/reply.h"
@@ -23,6 +25,7 @@ ReplyVerdict Record(const plan::Action& action, const cli::Command& command,
       if (!judged->frozen_by.has_value()) judged->frozen_by = reply.text;
       break;
     case ReplyVerdict::kMissing:
+    case ReplyVerdict::kInUse:
       break;
     case ReplyVerdict::kRefused:
       if (reply.unexpected) judged->refused_unexpectedly = true;
@@ -31,6 +34,52 @@ ReplyVerdict Record(const plan::Action& action, const cli::Command& command,
   judged->refusals.push_back(model::Refusal{action.object(), command.text, reply.text});
   if (reply.stale) judged->stale.push_back(*std::move(reply.stale));
   return reply.verdict;
+}
+
+bool IsLifecycle(plan::ActionKind kind) {
+  return kind == plan::ActionKind::kAddServer || kind == plan::ActionKind::kDelServer;
+}
+
+// The replies to one kAddServer or kDelServer action's commands, sent[first, end), in
+// plan::ServerCommands' order: `add server` then its state; maintenance then `del server`.
+void JudgeLifecycle(const plan::Action& action, const SentCommands& sent,
+                    const std::vector<CommandResult>& results, size_t first, size_t end,
+                    bool leaving, Judged* judged) {
+  plan::ServerKey key{action.backend, action.server};
+  for (size_t i = first; i < end; ++i) {
+    const cli::Command& command = sent.commands[i];
+    bool last = i + 1 == end;
+    if (action.kind == plan::ActionKind::kAddServer) {
+      if (Record(action, command, results[i], /*as_add=*/false, leaving, judged) !=
+          ReplyVerdict::kOk) {
+        return;  // not created (or its state refused): what follows would fail the same way
+      }
+      if (i == first) judged->created.push_back(key);
+      continue;
+    }
+    // kDelServer: a server already gone is what was wanted, at either step.
+    ActionReply reply = ClassifyActionReply(action, results[i], /*as_add=*/false, leaving);
+    if (reply.verdict == ReplyVerdict::kMissing) {
+      judged->gone.push_back(key);
+      return;
+    }
+    if (reply.verdict == ReplyVerdict::kInUse) {
+      judged->in_use.push_back(key);
+      return;
+    }
+    if (reply.verdict != ReplyVerdict::kOk) {
+      Record(action, command, results[i], /*as_add=*/false, leaving, judged);
+      return;
+    }
+    if (last) judged->gone.push_back(key);
+  }
+}
+
+// The end of the run of commands sent for the same action as sent.commands[first].
+size_t ActionEnd(const SentCommands& sent, size_t first) {
+  size_t end = first + 1;
+  while (end < sent.commands.size() && sent.action_of[end] == sent.action_of[first]) ++end;
+  return end;
 }
 
 }  // namespace
@@ -44,12 +93,20 @@ void JudgeUnsendable(const plan::Action& action, std::string command, std::strin
 }
 
 Judged JudgeFirstPhase(int pid, const plan::Plan& plan, const SentCommands& sent,
-                       const std::vector<CommandResult>& results, bool leaving) {
+                       const std::vector<CommandResult>& results, bool leaving,
+                       const model::DesiredState& desired) {
   Judged judged;
+  absl::flat_hash_set<std::string> creating;  // objects the second phase creates
   for (size_t i = 0; i < sent.commands.size(); ++i) {
     size_t a = sent.action_of[i];
     const plan::Action& action = plan.actions[a];
     const cli::Command& command = sent.commands[i];
+    if (IsLifecycle(action.kind)) {
+      size_t end = ActionEnd(sent, i);
+      JudgeLifecycle(action, sent, results, i, end, leaving, &judged);
+      i = end - 1;
+      continue;
+    }
     if (plan::IsReplaceAction(action.kind)) {
       absl::StatusOr<int64_t> version =
           results[i].ok() ? parse::ParseNewVersion(*results[i]) : results[i].status();
@@ -68,6 +125,28 @@ Judged JudgeFirstPhase(int pid, const plan::Plan& plan, const SentCommands& sent
         judged.next.action_of.push_back(a);
       }
       continue;
+    }
+    if (plan::IsServerAction(action.kind) && results[i].ok() &&
+        parse::ClassifyMutationReply(*results[i]).code == parse::ReplyCode::kNoSuchServer) {
+      const model::ServerSpec* spec = desired.FindServer(action.backend, action.server);
+      if (spec != nullptr && plan::WhyNotCreatable(*spec).empty()) {
+        // The worker lacks a server the desired state holds: create it, once, whatever field
+        // this command set (the creation carries them all).
+        if (creating.insert(action.object()).second) {
+          plan::Action create;
+          create.kind = plan::ActionKind::kAddServer;
+          create.backend = action.backend;
+          create.server = action.server;
+          create.spec = *spec;
+          size_t index = plan.actions.size() + judged.next_actions.size();
+          for (cli::Command& next : plan::ServerCommands(pid, create)) {
+            judged.next.commands.push_back(std::move(next));
+            judged.next.action_of.push_back(index);
+          }
+          judged.next_actions.push_back(std::move(create));
+        }
+        continue;
+      }
     }
     ReplyVerdict verdict = Record(action, command, results[i], /*as_add=*/false, leaving, &judged);
     if (verdict == ReplyVerdict::kNeedsAdd) {
@@ -88,8 +167,14 @@ Judged JudgeSecondPhase(const plan::Plan& plan, const SentCommands& sent,
                         const std::vector<CommandResult>& results, bool leaving) {
   Judged judged;
   for (size_t i = 0; i < sent.commands.size(); ++i) {
-    Record(plan.actions[sent.action_of[i]], sent.commands[i], results[i], /*as_add=*/true, leaving,
-           &judged);
+    const plan::Action& action = plan.actions[sent.action_of[i]];
+    if (IsLifecycle(action.kind)) {
+      size_t end = ActionEnd(sent, i);
+      JudgeLifecycle(action, sent, results, i, end, leaving, &judged);
+      i = end - 1;
+      continue;
+    }
+    Record(action, sent.commands[i], results[i], /*as_add=*/true, leaving, &judged);
   }
   return judged;
 }

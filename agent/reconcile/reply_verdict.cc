@@ -81,6 +81,21 @@ ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult&
     case parse::ReplyCode::kKeyNotFound:
       if (IsDelete(action.kind)) return out;  // gone already: what was wanted
       break;
+    case parse::ReplyCode::kServerInUse:
+      if (action.kind == plan::ActionKind::kDelServer) {
+        out.verdict = ReplyVerdict::kInUse;
+        return out;
+      }
+      break;
+    case parse::ReplyCode::kStaticBackend:
+      // The backend's configuration decides it: no reason to look at the worker again.
+      out.verdict = ReplyVerdict::kRefused;
+      stale("", "present", "absent",
+            absl::StrCat("backend ", action.backend,
+                         " cannot hold servers created at runtime: its balance algorithm is not "
+                         "dynamic (",
+                         FirstLine(reply.text), ")"));
+      return out;
     default:
       break;
   }

@@ -19,6 +19,7 @@ enum class ReplyVerdict {
   kNeedsAdd,  // `set map` answered "entry not found.": send `add map`
   kFrozen,    // a server command refused with "Proxy is disabled." on a leaving worker
   kMissing,   // the worker has no such server, backend, map or ACL
+  kInUse,     // `del server` refused while connections remain: the server is draining
   kRefused,   // anything else: HAProxy refused it
 };
 

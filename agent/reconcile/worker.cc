@@ -22,6 +22,17 @@ constexpr absl::Duration kFirstRetry = absl::Milliseconds(5);
 constexpr absl::Duration kMaxRetry = absl::Seconds(1);
 // Added to a batch's deadline per command it carries.
 constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
+// How often hawk tries again to delete a server that still has connections (`del server` refuses
+// it until the last one ends; `wait srv-removable` would hold a master CLI slot meanwhile).
+constexpr absl::Duration kDrainPoll = absl::Seconds(1);
+
+std::vector<std::string> ServerNames(const absl::flat_hash_set<plan::ServerKey>& keys) {
+  std::vector<std::string> names;
+  names.reserve(keys.size());
+  for (const auto& [backend, server] : keys) names.push_back(absl::StrCat(backend, "/", server));
+  std::sort(names.begin(), names.end());
+  return names;
+}
 
 }  // namespace
 
@@ -64,6 +75,7 @@ Worker::Worker(WorkerShared* shared, int pid, uint64_t epoch, bool born)
       phase_(Phase::kIdle),
       next_(born ? NextRun::kSeed : NextRun::kObserve),
       retry_timer_(shared->loop),
+      drain_timer_(shared->loop),
       listed_at_(shared->wall_clock()),
       awaiting_first_sync_(born) {}  // only workers born while hawk runs are timed
 
@@ -95,10 +107,25 @@ void Worker::RequireObservation() {
   if (next_ != NextRun::kSeed) next_ = NextRun::kObserve;
 }
 
+void Worker::NoteServerChanges(const model::ChangeSummary& summary) {
+  if (created_.empty()) return;
+  for (const model::ServerChange& change : summary.servers) {
+    plan::ServerKey key{change.backend, change.server};
+    if (!created_.contains(key)) continue;
+    if (change.managed_after) {
+      deleting_.erase(key);  // desired again before it was deleted
+      draining_.erase(key);
+    } else {
+      deleting_.insert(std::move(key));
+    }
+  }
+}
+
 void Worker::Publish(const model::ChangeSummary& summary) {
   for (const std::string& backend : summary.backends_dropped) {
     stale_.ForgetObject(absl::StrCat("backend/", backend));
   }
+  NoteServerChanges(summary);
   if (!IsTarget()) {
     RequireObservation();  // it misses this change: if it becomes a target, look at it
     return;
@@ -130,11 +157,13 @@ void Worker::Kick() {
       HAWK_CHECK(await_refresh_ == 0 && run_ == nullptr);
       break;
   }
-  if (next_ == NextRun::kIncremental && pending_.empty() && synced_seq_ >= shared_->desired_seq) {
+  if (next_ == NextRun::kIncremental && pending_.empty() && synced_seq_ >= shared_->desired_seq &&
+      !drain_poll_due_) {
     return;  // nothing to do
   }
   phase_ = Phase::kRunning;
   run_again_ = false;
+  drain_poll_due_ = false;  // every run plans the deletes (PlanOptions)
   switch (next_) {
     case NextRun::kSeed:
       Seed();
@@ -170,6 +199,7 @@ std::unique_ptr<Worker::Run> Worker::NewRun(bool full) const {
 plan::PlanOptions Worker::PlanOptions() const {
   plan::PlanOptions options;
   options.servers_frozen = sync_.frozen;
+  options.delete_servers = &deleting_;
   // The master's version stands for its workers' (one binary); unknown counts as indexed.
   absl::StatusOr<parse::VersionNumbers> version =
       parse::ParseVersionNumbers(shared_->registry->report().master.version);
@@ -295,9 +325,10 @@ void Worker::OnFirstPhase(std::vector<cli::CommandResult> results) {
     Fail(*std::move(error));
     return;
   }
-  Judged judged =
-      JudgeFirstPhase(pid_, run_->plan, run_->sent, results, role_ == model::WorkerRole::kLeaving);
+  Judged judged = JudgeFirstPhase(pid_, run_->plan, run_->sent, results,
+                                  role_ == model::WorkerRole::kLeaving, *shared_->desired);
   run_->sent = std::move(judged.next);
+  for (plan::Action& action : judged.next_actions) run_->plan.actions.push_back(std::move(action));
   Take(std::move(judged));
   if (run_->sent.commands.empty()) {
     Finish();
@@ -326,6 +357,13 @@ void Worker::Take(Judged judged) {
   if (judged.refused_unexpectedly) run_->refused_unexpectedly = true;
   for (model::Refusal& refusal : judged.refusals) run_->refusals.push_back(std::move(refusal));
   for (model::StaleObject& item : judged.stale) stale_.Add(std::move(item));
+  for (plan::ServerKey& key : judged.created) created_.insert(std::move(key));
+  for (const plan::ServerKey& key : judged.gone) {
+    created_.erase(key);
+    deleting_.erase(key);
+    draining_.erase(key);
+  }
+  for (plan::ServerKey& key : judged.in_use) draining_.insert(std::move(key));
 }
 
 void Worker::Finish() {
@@ -356,6 +394,12 @@ void Worker::Finish() {
   }
   run.reset();  // a full reconcile's replies and commands go before anyone else runs
   phase_ = Phase::kIdle;
+  if (!draining_.empty() && !drain_timer_.active()) {
+    drain_timer_.Start(kDrainPoll, [this] {
+      drain_poll_due_ = true;
+      Kick();
+    });
+  }
   End(end);
 }
 
@@ -412,6 +456,8 @@ WorkerOutcome Worker::OutcomeFor(uint64_t seq) const {
 void Worker::Annotate(model::WorkerReport* report) const {
   report->sync = sync_;
   report->sync.stale = stale_.Sorted();
+  report->sync.created_servers = ServerNames(created_);
+  report->sync.draining_servers = ServerNames(draining_);
   report->sync.managed = shared_->active && IsTarget();
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/base/lifetime.h"
@@ -187,6 +188,8 @@ class Worker {
   void Fail(std::string error);
   void OnRetryDue();
   void End(const ReconcileEnd& end);
+  // Which servers the desired state no longer holds that hawk created here: to delete.
+  void NoteServerChanges(const model::ChangeSummary& summary);
 
   WorkerShared* shared_;
   const int pid_;
@@ -207,6 +210,14 @@ class Worker {
   plan::PendingChanges pending_;  // changes since the last reconcile started
   uint64_t synced_seq_ = 0;       // the push the last completed reconcile brought it to
   std::unique_ptr<Run> run_;      // kRunning only
+  // Servers hawk created here (`add server`): the only ones it deletes. Those of them that left
+  // the desired state and are not deleted yet; those whose `del server` HAProxy refused while
+  // connections remain, tried again when drain_timer_ fires.
+  absl::flat_hash_set<plan::ServerKey> created_;
+  absl::flat_hash_set<plan::ServerKey> deleting_;
+  absl::flat_hash_set<plan::ServerKey> draining_;
+  bool drain_poll_due_ = false;
+  uv::Timer drain_timer_;
   StaleSet stale_;
   model::WorkerSync sync_;    // stale is filled from `stale_` when read
   std::string freeze_reply_;  // the reply that froze it

@@ -150,6 +150,15 @@ TEST(ReplyTest, KnownTexts) {
        ReplyCode::kUnknownCommand},
       {"The following commands are valid at this level:\n  quit : disconnect\n\n",
        ReplyCode::kUnknownCommand},
+      // `del server` and `add server`, as 2.6.12, 3.0.11, 3.2.26 and 3.4.7 answered them (2.6
+      // without the blank line).
+      {"Server still has connections attached to it, cannot remove it.\n", ReplyCode::kServerInUse},
+      {"Backend must use a dynamic load balancing to support dynamic servers.\n\n",
+       ReplyCode::kStaticBackend},
+      {"Backend does not support dynamic servers : backend 'be_source' uses a non dynamic load "
+       "balancing method.\n\n",
+       ReplyCode::kStaticBackend},
+      {"Already exists a server with the same name in backend.\n\n", ReplyCode::kOtherError},
       // Anything else from a mutating command is an error.
       {"Failed.\n\n", ReplyCode::kOtherError},
       {"Only servers in maintenance mode can be deleted.\n\n", ReplyCode::kOtherError},

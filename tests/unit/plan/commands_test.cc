@@ -132,6 +132,47 @@ TEST(ServerCommandsTest, EveryKind) {
                                  "@!4242 set server be_app/SRV_1 state maint"));
 }
 
+TEST(ServerCommandsTest, CreateAndDelete) {
+  auto lines = [](const Action& action) {
+    std::vector<std::string> out;
+    for (const cli::Command& command : ServerCommands(kPid, action)) {
+      EXPECT_TRUE(cli::ValidateCommand(command).ok());
+      out.push_back(cli::MasterLine(command));
+    }
+    return out;
+  };
+  Action create = ServerAction(ActionKind::kAddServer);
+  create.spec.address = "10.0.0.5";
+  create.spec.port = 8080;
+  create.spec.weight = 7;
+  // Created in maintenance by HAProxy: enabled unless wanted in MAINT.
+  EXPECT_THAT(lines(create), ElementsAre("@!4242 add server be_app/SRV_1 10.0.0.5:8080 weight 7",
+                                         "@!4242 set server be_app/SRV_1 state ready"));
+  create.spec.address = "2001:db8::5";
+  create.spec.weight = absl::nullopt;
+  create.spec.state = model::ServerState::kDrain;
+  EXPECT_THAT(lines(create), ElementsAre("@!4242 add server be_app/SRV_1 [2001:db8::5]:8080",
+                                         "@!4242 set server be_app/SRV_1 state drain"));
+  create.spec.state = model::ServerState::kMaint;
+  EXPECT_THAT(lines(create), ElementsAre("@!4242 add server be_app/SRV_1 [2001:db8::5]:8080"));
+  // Not creatable (plan::WhyNotCreatable): no command at all.
+  create.spec.port = absl::nullopt;
+  EXPECT_THAT(lines(create), IsEmpty());
+  create.spec.port = 80;
+  create.spec.address = "app.example.com";
+  EXPECT_THAT(lines(create), IsEmpty());
+
+  // HAProxy deletes only a server in maintenance.
+  EXPECT_THAT(
+      lines(ServerAction(ActionKind::kDelServer)),
+      ElementsAre("@!4242 set server be_app/SRV_1 state maint", "@!4242 del server be_app/SRV_1"));
+  Action hostile = ServerAction(ActionKind::kDelServer);
+  hostile.server = "x;shutdown sessions";
+  EXPECT_THAT(lines(hostile),
+              ElementsAre("@!4242 set server be_app/x\\;shutdown\\ sessions state maint",
+                          "@!4242 del server be_app/x\\;shutdown\\ sessions"));
+}
+
 TEST(ServerCommandsTest, HostileNamesAreEscapedOrRefused) {
   Action action = ServerAction(ActionKind::kSetWeight);
   action.backend = "b e;<<";

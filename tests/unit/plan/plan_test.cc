@@ -336,7 +336,8 @@ TEST(PlanTest, MissingObjectsAreStale) {
   EXPECT_THAT(
       plan.stale,
       ElementsAre(
-          StaleItem{"backend/be/server/t", "", "present", "absent", "worker has no server be/t"},
+          StaleItem{"backend/be/server/t", "", "present", "absent",
+                    "worker has no server be/t, and a server is created only with a port"},
           StaleItem{"backend/be_gone", "", "present", "absent", "worker has no backend be_gone"},
           StaleItem{"backend/be_unobserved", "", "present", "absent",
                     "worker has no backend be_unobserved"},

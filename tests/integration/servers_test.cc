@@ -1,0 +1,193 @@
+// Servers by name (issue 28): a server the configuration does not declare is created on the
+// worker with `add server`, serves requests without a reload, changes address, and is deleted
+// once it leaves the desired state — after the requests it still serves have ended. Servers the
+// configuration declares are never deleted. Real HAProxy (every version), real backends.
+
+#include <memory>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/integration/hawk_harness.h"
+#include "tests/support/backend_process.h"
+#include "tests/support/free_port.h"
+#include "tests/support/in_flight_request.h"
+#include "tests/support/master_cli.h"
+#include "tests/support/wait_until.h"
+
+namespace hawk::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using ::testing::Contains;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class ServersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* name : {"A", "B", "C"}) {
+      auto backend = std::make_unique<BackendProcess>(dir_, name);
+      Result started = backend->Start();
+      ASSERT_TRUE(started) << started.error;
+      backends_.push_back(std::move(backend));
+    }
+    frontend_port_ = FreeTcpPort();
+    // SRV_1 (backend A) is the only server the configuration declares.
+    haproxy_ = std::make_unique<HaproxyProcess>(
+        dir_, BasicHaproxyConfig(frontend_port_, backends_[0]->port()));
+    Result started = haproxy_->Start();
+    ASSERT_TRUE(started) << started.error;
+    hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket());
+    ASSERT_TRUE(hawk_->ok()) << hawk_->error();
+    ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
+    ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(*hawk_); }, seconds(5)))
+        << hawk_->LogTail();
+    worker_ = haproxy_->CurrentWorkerPid();
+    ASSERT_GT(worker_, 0);
+  }
+
+  // A desired state of be_app: SRV_1 in `srv1_state`, and `servers` ("<name>" → backend index;
+  // -1 leaves it out), each READY.
+  std::string Desired(const std::string& version, const std::string& srv1_state,
+                      const std::vector<std::pair<std::string, int>>& servers) {
+    std::string out =
+        absl::StrCat(R"({"version":")", version, R"(","backends":[{"name":"be_app","servers":[)",
+                     R"({"name":"SRV_1","address":"127.0.0.1","port":)", backends_[0]->port(),
+                     R"(,"state":")", srv1_state, R"("})");
+    for (const auto& [name, backend] : servers) {
+      absl::StrAppend(&out, R"(,{"name":")", name, R"(","address":"127.0.0.1","port":)",
+                      backends_[backend]->port(), R"(,"weight":10})");
+    }
+    absl::StrAppend(&out, "]}]}");
+    return out;
+  }
+  // Whose body answers a request through HAProxy ("A\n", …), or the error.
+  std::string Through(const std::string& target = "/") {
+    HttpResult r = Fetch("tcp:127.0.0.1:" + std::to_string(frontend_port_), "GET", target);
+    return r.ok ? absl::StrCat(r.status, " ", r.body) : r.error;
+  }
+  ServerRow Row(const std::string& server) {
+    return ReadServerRow(haproxy_->master_socket(), worker_, "be_app", server);
+  }
+  int MasterReloads() {
+    std::optional<ProcList> proc = MasterCli::ShowProc(haproxy_->master_socket());
+    return proc ? proc->master_reloads : -1;
+  }
+  // The worker's entry in GET /v1/workers, raw.
+  std::string WorkersJson() { return hawk_->Get("/v1/workers").body; }
+
+  TempDir dir_;
+  std::vector<std::unique_ptr<BackendProcess>> backends_;
+  std::unique_ptr<HaproxyProcess> haproxy_;
+  std::unique_ptr<HawkProcess> hawk_;
+  int frontend_port_ = -1;
+  int worker_ = 0;
+};
+
+TEST_F(ServersTest, AServerCreatedByNameServesWithoutAReloadAndFollowsItsAddress) {
+  int reloads = MasterReloads();
+  ASSERT_GE(reloads, 0);
+  EXPECT_EQ(Row("DYN_1").admin, -1) << "the configuration declares no DYN_1";
+
+  // SRV_1 in maintenance: every request goes to the server hawk creates.
+  HttpResult put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v1", "MAINT", {{"DYN_1", 1}}));
+  ASSERT_EQ(put.status, 200) << put.body << hawk_->LogTail();
+  EXPECT_THAT(put.body, HasSubstr("\"result\":\"APPLIED\"")) << put.body;
+  ServerRow created = Row("DYN_1");
+  EXPECT_EQ(created.address, "127.0.0.1");
+  EXPECT_EQ(created.port, backends_[1]->port());
+  EXPECT_EQ(created.weight, 10);
+  EXPECT_EQ(created.admin & 0x01, 0) << "enabled once created";
+  EXPECT_EQ(Through(), "200 B\n");
+  EXPECT_THAT(WorkersJson(), HasSubstr(R"("createdServers":["be_app/DYN_1"])"));
+
+  // Its address changes like any server's.
+  put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v2", "MAINT", {{"DYN_1", 2}}));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_THAT(put.body, HasSubstr("\"result\":\"APPLIED\"")) << put.body;
+  EXPECT_EQ(Through(), "200 C\n");
+  EXPECT_EQ(MasterReloads(), reloads) << "no reload: the worker that serves is the same";
+  EXPECT_EQ(haproxy_->CurrentWorkerPid(), worker_);
+}
+
+TEST_F(ServersTest, ARemovedServerIsDeletedOnceItsRequestsEndAndAConfiguredOneNeverIs) {
+  HttpResult put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v1", "MAINT", {{"DYN_1", 1}}));
+  ASSERT_EQ(put.status, 200) << put.body << hawk_->LogTail();
+  ASSERT_EQ(Row("DYN_1").port, backends_[1]->port());
+
+  // A slow request on DYN_1, then DYN_1 leaves the desired state (SRV_1 back in rotation).
+  InFlightRequest slow(frontend_port_, "/slow/2000", seconds(20));
+  ASSERT_TRUE(slow.WaitSent(seconds(5)));
+  ASSERT_TRUE(backends_[1]->WaitForRequest("/slow/2000", seconds(5)));
+  put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v2", "READY", {}));
+  ASSERT_EQ(put.status, 200) << put.body;
+
+  // HAProxy refuses to delete it while the request runs: hawk says it drains, out of rotation.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        return WorkersJson().find(R"("drainingServers":["be_app/DYN_1"])") != std::string::npos;
+      },
+      seconds(5)))
+      << WorkersJson() << hawk_->LogTail();
+  EXPECT_NE(Row("DYN_1").admin, -1) << "deleted under a running request";
+  EXPECT_EQ(Row("DYN_1").admin & 0x01, 1) << "in maintenance while it drains";
+  EXPECT_EQ(Through(), "200 A\n");
+
+  // The request completes; then the server is gone.
+  ASSERT_TRUE(slow.Wait(seconds(10)));
+  HttpResult answered = slow.result();
+  EXPECT_EQ(answered.status, 200) << answered.error;
+  EXPECT_EQ(answered.body, "B\n");
+  EXPECT_TRUE(WaitUntil([&] { return Row("DYN_1").admin == -1; }, seconds(10)))
+      << WorkersJson() << hawk_->LogTail();
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        std::string json = WorkersJson();
+        return json.find(R"("createdServers":[])") != std::string::npos &&
+               json.find(R"("drainingServers":[])") != std::string::npos;
+      },
+      seconds(5)))
+      << WorkersJson();
+
+  // SRV_1 leaves the desired state too: the configuration declares it, so it stays.
+  put = hawk_->Put("/v1/state?timeoutMs=10000",
+                   R"({"version":"v3","backends":[{"name":"be_app","servers":[]}]})");
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_NE(Row("SRV_1").admin, -1);
+  EXPECT_EQ(Through(), "200 A\n");
+}
+
+TEST_F(ServersTest, AWorkerStartedByAReloadGetsTheServerAtOnce) {
+  HttpResult put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v1", "MAINT", {{"DYN_1", 1}}));
+  ASSERT_EQ(put.status, 200) << put.body << hawk_->LogTail();
+
+  Result reloaded = haproxy_->ReloadViaCli();
+  ASSERT_TRUE(reloaded) << reloaded.error;
+  worker_ = haproxy_->WaitForNewWorker(worker_);
+  ASSERT_GT(worker_, 0);
+  // The configuration declares no DYN_1: hawk's seed of the new worker meets "No such server."
+  // and creates it in the same reconcile.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        ServerRow row = Row("DYN_1");
+        return row.port == backends_[1]->port() && (row.admin & 0x01) == 0;
+      },
+      seconds(10)))
+      << WorkersJson() << hawk_->LogTail();
+  EXPECT_EQ(Through(), "200 B\n");
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        WorkersView view = hawk_->Workers();
+        const WorkerView* w = view.Find(worker_);
+        return w != nullptr && w->in_sync && w->applied_version == "v1";
+      },
+      seconds(10)))
+      << WorkersJson();
+}
+
+}  // namespace
+}  // namespace hawk::testing
