@@ -117,6 +117,7 @@ absl::Status App::Init() {
         });
     reconciler_->SetTableFiles(table_files_.get());
   }
+  reconciler_->SetServersInConfig(&servers_in_config_);
   push_latency_ =
       std::make_unique<reconcile::PushLatency>(reconciler_.get(), [] { return absl::Now(); });
   stale_sessions_ = std::make_unique<reconcile::StaleSessions>(reconciler_.get(), registry_.get(),
@@ -131,6 +132,7 @@ absl::Status App::Init() {
   reloader_options.haproxy_binary = config_.haproxy_binary;
   reloader_options.server_state_file = config_.server_state_file;
   reloader_options.table_files = table_files_.get();
+  reloader_options.servers_in_config = &servers_in_config_;
   reloader_options.write_servers = config_.write_servers;
   reloader_options.min_interval = config_.min_reload_interval;
   reloader_options.reload_timeout = config_.reload_timeout;

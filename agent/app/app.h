@@ -15,6 +15,7 @@
 #include "agent/auth/bearer_token.h"
 #include "agent/base/address.h"
 #include "agent/base/callback_list.h"
+#include "agent/birth/servers_in_config.h"
 #include "agent/birth/table_files.h"
 #include "agent/cli/client.h"
 #include "agent/drain/drain_hub.h"
@@ -95,6 +96,8 @@ class App {
   // --write-map-files: written by the reloader, told of each change by state_, read by the
   // reconciler (what a new worker is born with). Outlives both.
   std::unique_ptr<birth::TableFiles> table_files_;
+  // The servers hawk wrote into --haproxy-config: told by the reloader, read by the reconciler.
+  birth::ServersInConfig servers_in_config_;
   std::unique_ptr<reconcile::Reconciler> reconciler_;
   // The reconciler's subscribers: push and seed latency, sessions on stale servers, memory.
   std::unique_ptr<reconcile::PushLatency> push_latency_;

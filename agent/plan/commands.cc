@@ -67,6 +67,7 @@ absl::StatusOr<std::vector<std::string>> ServerLifecycleTexts(const Action& acti
   ASSIGN_OR_RETURN(std::string server, cli::EscapeWord(action.server));
   std::string name = absl::StrCat(backend, "/", server);
   if (action.kind == ActionKind::kDelServer) {
+    if (action.only_del) return std::vector<std::string>{absl::StrCat("del server ", name)};
     return std::vector<std::string>{absl::StrCat("set server ", name, " state maint"),
                                     absl::StrCat("del server ", name)};
   }

@@ -114,8 +114,8 @@ bool operator==(const Action& a, const Action& b) {
                       (a.content != nullptr && b.content != nullptr && *a.content == *b.content);
   return a.kind == b.kind && a.backend == b.backend && a.server == b.server &&
          a.address == b.address && a.port == b.port && a.fqdn == b.fqdn && a.weight == b.weight &&
-         a.state == b.state && a.spec == b.spec && a.map_or_acl == b.map_or_acl && a.key == b.key &&
-         a.value == b.value && same_content;
+         a.state == b.state && a.spec == b.spec && a.only_del == b.only_del &&
+         a.map_or_acl == b.map_or_acl && a.key == b.key && a.value == b.value && same_content;
 }
 
 std::string WhyNotCreatable(const model::ServerSpec& spec) {
@@ -190,7 +190,8 @@ Plan PlanWorker(const model::DesiredState& desired, const ObservedWorker& observ
     for (const auto& [server, spec] : model::SortedByName(backend->servers)) {
       auto have_server = have.servers.find(*server);
       if (have_server == have.servers.end()) {
-        PlanServerCreate(*name, *server, *spec, options.servers_frozen, &plan);
+        PlanServerCreate(*name, *server, *spec, options.servers_frozen, &plan,
+                         options.create_servers);
         continue;
       }
       PlanServer(*name, *server, *spec, HasObserved{have_server->second}, options.servers_frozen,

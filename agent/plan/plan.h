@@ -72,7 +72,7 @@ enum class ActionKind {
   kSetState,        // `set server b/s state ready|drain|maint`
   kAddServer,       // `add server b/s <ip>:<port> [weight <w>]`, then `set server b/s state …`
                     // (unless MAINT): from `spec`
-  kDelServer,       // `set server b/s state maint`, then `del server b/s`
+  kDelServer,       // `set server b/s state maint`, then `del server b/s` (only_del: the latter)
   kReplaceMap,      // prepare map → add map @N … → commit map @N, from `content`
   kReplaceAcl,      // prepare acl → add acl @N … → commit acl @N, from `content`
   kSetMapEntry,     // `set map <m> <k> <v>`: the worker holds k
@@ -95,6 +95,9 @@ struct Action {
   int weight = 0;                                         // kSetWeight
   model::ServerState state = model::ServerState::kReady;  // kSetState
   model::ServerSpec spec;                                 // kAddServer: the server as created
+  // kDelServer on a frozen worker, which refuses `set server`: `del server` alone, which still
+  // deletes a server it holds in maintenance (one created there but never enabled).
+  bool only_del = false;
   std::string map_or_acl;  // map and ACL actions: the map or ACL name
   std::string key;         // entry actions: the key or pattern
   std::string value;       // kSet/kAdd/kUpsertMapEntry
@@ -122,6 +125,10 @@ using StaleItem = model::StaleObject;
 // The reason of every server StaleItem on a frozen worker.
 inline constexpr char kFrozenReason[] =
     "frozen: the leaving worker refuses server changes (Proxy is disabled.)";
+// The reason a server is not created on a leaving worker past its grace.
+inline constexpr char kNoCreateAfterGraceReason[] =
+    "frozen: the leaving worker's grace is over, and a server created there would stay in "
+    "maintenance (HAProxy refuses to enable it: Proxy is disabled.)";
 
 // What stays stale of a server action a frozen worker is not sent, or refused with "Proxy is
 // disabled.": {object, field, action.desired(), "", kFrozenReason}. `actual` is empty: the
@@ -145,6 +152,10 @@ struct PlanOptions {
   // Servers hawk created on this worker that are no longer desired: each gets a kDelServer (all
   // three entry points), before any other server action.
   const absl::flat_hash_set<ServerKey>* delete_servers = nullptr;
+  // false: a leaving worker whose grace is over (soft-stopped, its listeners closed) before it
+  // answered `Proxy is disabled.`: a server it lacks is reported (kNoCreateAfterGraceReason), not
+  // created.
+  bool create_servers = true;
 };
 
 struct Plan {

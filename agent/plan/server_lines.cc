@@ -10,10 +10,12 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/types/optional.h"
 #include "agent/model/cli_safety.h"
 #include "agent/parse/haproxy_config.h"
+#include "agent/plan/plan.h"
 
 namespace hawk::plan {
 namespace {
@@ -205,6 +207,14 @@ class Writer {
       absl::string_view line = config.substr(at, next - at);
       absl::string_view body = absl::StripSuffix(line, "\n");
       absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(body);
+      if (absl::StartsWith(trimmed, kRuntimeBeginMarker)) {
+        // Servers hawk wrote at the end of this section: written again from the desired state.
+        size_t end = FindRuntimeEnd(config, next);
+        if (end != absl::string_view::npos) {
+          at = end;
+          continue;
+        }
+      }
       if (absl::StartsWith(trimmed, kTemplateBeginMarker)) {
         // An expansion hawk wrote: the template again, if its end marker is there.
         size_t end = FindEndMarker(config, next);
@@ -221,16 +231,61 @@ class Writer {
       OnLine(line);
       at = next;
     }
+    EndSection();
     if (notes_ > kMaxNotes) {
       result_.notes.push_back(absl::StrCat("and ", notes_ - kMaxNotes, " more servers"));
     }
     result_.changed = result_.config != config;
-    result_.undeclared = static_cast<int>(desired_.server_count()) - declared_;
+    result_.undeclared =
+        static_cast<int>(desired_.server_count()) - declared_ - result_.runtime_written;
     if (result_.undeclared < 0) result_.undeclared = 0;
     return std::move(result_);
   }
 
  private:
+  // The offset just past the runtime block's end marker, for a block starting at `from`; npos
+  // when a section begins first or the file ends.
+  static size_t FindRuntimeEnd(absl::string_view config, size_t from) {
+    size_t at = from;
+    while (at < config.size()) {
+      size_t eol = config.find('\n', at);
+      size_t next = eol == absl::string_view::npos ? config.size() : eol + 1;
+      absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(config.substr(at, next - at));
+      if (absl::StartsWith(trimmed, kRuntimeEndMarker)) return next;
+      Line words = SplitLine(absl::StripSuffix(config.substr(at, next - at), "\n"));
+      if (!words.words.empty() && parse::IsSectionKeyword(words.words[0].text)) {
+        return absl::string_view::npos;
+      }
+      at = next;
+    }
+    return absl::string_view::npos;
+  }
+
+  // The end of a section: the managed servers it does not declare, which `add server` creates at
+  // runtime, written in hawk's block.
+  void EndSection() {
+    if (backend_ == nullptr) return;
+    std::vector<std::pair<const std::string*, const model::ServerSpec*>> missing;
+    for (const auto& [name, spec] : model::SortedByName(backend_->servers)) {
+      if (!seen_.contains(*name) && WhyNotCreatable(*spec).empty())
+        missing.emplace_back(name, spec);
+    }
+    backend_ = nullptr;
+    if (missing.empty()) return;
+    // After a section whose last line lacks its newline (the end of the file).
+    if (!result_.config.empty() && result_.config.back() != '\n') result_.config.push_back('\n');
+    absl::StrAppend(&result_.config, "    ", kRuntimeBeginMarker, "\n");
+    for (const auto& [name, spec] : missing) {
+      absl::StrAppend(&result_.config, "    server ", *name, " ", HostText(spec->address), ":",
+                      *spec->port);
+      if (spec->weight) absl::StrAppend(&result_.config, " weight ", *spec->weight);
+      if (spec->state == model::ServerState::kMaint) absl::StrAppend(&result_.config, " disabled");
+      absl::StrAppend(&result_.config, "\n");
+      ++result_.runtime_written;
+    }
+    absl::StrAppend(&result_.config, "    ", kRuntimeEndMarker, "\n");
+  }
+
   // The offset just past the end marker line that closes a block starting at `from`; npos when
   // there is none before the next begin marker or the end of the file.
   static size_t FindEndMarker(absl::string_view config, size_t from) {
@@ -256,7 +311,8 @@ class Writer {
     }
     const std::string& keyword = words.words[0].text;
     if (parse::IsSectionKeyword(keyword)) {
-      backend_ = nullptr;
+      EndSection();
+      seen_.clear();
       section_.clear();
       if ((keyword == "backend" || keyword == "listen") && words.words.size() >= 2) {
         section_ = words.words[1].text;
@@ -267,6 +323,7 @@ class Writer {
       return;
     }
     if (backend_ != nullptr && keyword == "server" && words.words.size() >= 3) {
+      seen_.insert(words.words[1].text);
       auto it = backend_->servers.find(words.words[1].text);
       if (it != backend_->servers.end()) {
         ++declared_;
@@ -359,7 +416,9 @@ class Writer {
     if (first < 0 || last < first || last - first >= kMaxTemplateSlots) return false;
     int managed = 0;
     for (int64_t i = first; i <= last; ++i) {
-      if (backend_->servers.contains(absl::StrCat(prefix, i))) ++managed;
+      std::string name = absl::StrCat(prefix, i);
+      if (backend_->servers.contains(name)) ++managed;
+      seen_.insert(std::move(name));  // declared, expanded or not
     }
     if (managed == 0) return false;
     declared_ += managed;  // declared, written or not
@@ -405,6 +464,7 @@ class Writer {
   const model::DesiredState& desired_;
   const model::DesiredBackend* backend_ = nullptr;  // the managed servers of the current section
   std::string section_;
+  absl::flat_hash_set<std::string> seen_;  // the servers the current section declares
   int declared_ = 0;
   int notes_ = 0;
   ServerLines result_;
@@ -414,6 +474,35 @@ class Writer {
 
 ServerLines WriteDesiredServers(absl::string_view config, const model::DesiredState& desired) {
   return Writer(desired).Run(config);
+}
+
+std::vector<std::pair<std::string, std::string>> ServersInHawkBlocks(absl::string_view config) {
+  std::vector<std::pair<std::string, std::string>> servers;
+  std::string section;
+  bool in_block = false;
+  for (absl::string_view line : absl::StrSplit(config, '\n')) {
+    absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(line);
+    if (absl::StartsWith(trimmed, kRuntimeBeginMarker)) {
+      in_block = true;
+      continue;
+    }
+    if (absl::StartsWith(trimmed, kRuntimeEndMarker)) {
+      in_block = false;
+      continue;
+    }
+    Line words = SplitLine(line);
+    if (words.words.empty()) continue;
+    const std::string& keyword = words.words[0].text;
+    if (parse::IsSectionKeyword(keyword)) {
+      in_block = false;
+      section = words.words.size() >= 2 ? words.words[1].text : "";
+      continue;
+    }
+    if (in_block && keyword == "server" && words.words.size() >= 2 && !section.empty()) {
+      servers.emplace_back(section, words.words[1].text);
+    }
+  }
+  return servers;
 }
 
 }  // namespace hawk::plan

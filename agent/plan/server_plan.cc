@@ -224,7 +224,12 @@ void PlanServer(absl::string_view backend, absl::string_view server, const model
 }
 
 void PlanServerCreate(absl::string_view backend, absl::string_view server,
-                      const model::ServerSpec& want, bool frozen, Plan* plan) {
+                      const model::ServerSpec& want, bool frozen, Plan* plan, bool create) {
+  if (!create && !frozen) {
+    plan->stale.push_back(StaleItem{ServerObject(backend, server), "", "present", "absent",
+                                    kNoCreateAfterGraceReason});
+    return;
+  }
   std::string why = WhyNotCreatable(want);
   if (!why.empty()) {
     plan->stale.push_back(
@@ -239,7 +244,11 @@ void PlanServerCreate(absl::string_view backend, absl::string_view server,
 
 void PlanServerDelete(absl::string_view backend, absl::string_view server, bool frozen,
                       Plan* plan) {
-  Send(ServerAction(ActionKind::kDelServer, backend, server), frozen, plan);
+  Action action = ServerAction(ActionKind::kDelServer, backend, server);
+  // A frozen worker refuses the maintenance step but not `del server` (2.6–3.4): a server it
+  // holds in maintenance still goes; one in rotation stays, refused and reported.
+  action.only_del = frozen;
+  plan->actions.push_back(std::move(action));
 }
 
 }  // namespace hawk::plan

@@ -35,13 +35,13 @@ void PlanServer(absl::string_view backend, absl::string_view server, const model
                 const ServerHas& has, bool frozen, Plan* plan);
 
 // Appends to `plan` the creation of server `backend`/`server`, which the worker lacks, as `want`
-// says (kAddServer; withheld when `frozen`), or the StaleItem of why it cannot be created
-// (WhyNotCreatable).
+// says (kAddServer; withheld when `frozen`), or the StaleItem of why it is not created
+// (WhyNotCreatable; kNoCreateAfterGraceReason without `create`).
 void PlanServerCreate(absl::string_view backend, absl::string_view server,
-                      const model::ServerSpec& want, bool frozen, Plan* plan);
+                      const model::ServerSpec& want, bool frozen, Plan* plan, bool create = true);
 
-// Appends to `plan` the deletion of server `backend`/`server` (kDelServer; withheld when
-// `frozen`).
+// Appends to `plan` the deletion of server `backend`/`server` (kDelServer; on a `frozen` worker
+// `del server` alone, never withheld).
 void PlanServerDelete(absl::string_view backend, absl::string_view server, bool frozen, Plan* plan);
 
 }  // namespace hawk::plan

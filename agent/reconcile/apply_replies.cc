@@ -48,10 +48,11 @@ void JudgeLifecycle(const plan::Action& action, const SentCommands& sent,
   plan::ServerKey key{action.backend, action.server};
   for (size_t i = first; i < end; ++i) {
     const cli::Command& command = sent.commands[i];
-    bool last = i + 1 == end;
+    bool last = i + 1 == end;  // `del server` (after the maintenance step, unless only_del)
     if (action.kind == plan::ActionKind::kAddServer) {
-      if (Record(action, command, results[i], /*as_add=*/false, leaving, judged) !=
-          ReplyVerdict::kOk) {
+      ReplyVerdict verdict = Record(action, command, results[i], /*as_add=*/false, leaving, judged);
+      if (verdict == ReplyVerdict::kFrozen && i != first) judged->undo.push_back(key);
+      if (verdict != ReplyVerdict::kOk) {
         return;  // not created (or its state refused): what follows would fail the same way
       }
       if (i == first) judged->created.push_back(key);
@@ -94,7 +95,7 @@ void JudgeUnsendable(const plan::Action& action, std::string command, std::strin
 
 Judged JudgeFirstPhase(int pid, const plan::Plan& plan, const SentCommands& sent,
                        const std::vector<CommandResult>& results, bool leaving,
-                       const model::DesiredState& desired) {
+                       const model::DesiredState& desired, bool create_servers) {
   Judged judged;
   absl::flat_hash_set<std::string> creating;  // objects the second phase creates
   for (size_t i = 0; i < sent.commands.size(); ++i) {
@@ -129,6 +130,13 @@ Judged JudgeFirstPhase(int pid, const plan::Plan& plan, const SentCommands& sent
     if (plan::IsServerAction(action.kind) && results[i].ok() &&
         parse::ClassifyMutationReply(*results[i]).code == parse::ReplyCode::kNoSuchServer) {
       const model::ServerSpec* spec = desired.FindServer(action.backend, action.server);
+      if (spec != nullptr && plan::WhyNotCreatable(*spec).empty() && !create_servers) {
+        if (creating.insert(action.object()).second) {
+          judged.stale.push_back(model::StaleObject{action.object(), "", "present", "absent",
+                                                    plan::kNoCreateAfterGraceReason});
+        }
+        continue;
+      }
       if (spec != nullptr && plan::WhyNotCreatable(*spec).empty()) {
         // The worker lacks a server the desired state holds: create it, once, whatever field
         // this command set (the creation carries them all).

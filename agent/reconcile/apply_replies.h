@@ -38,6 +38,9 @@ struct Judged {
   std::vector<plan::ServerKey> created;  // `add server` answered "New server registered."
   std::vector<plan::ServerKey> gone;     // deleted, or found gone already
   std::vector<plan::ServerKey> in_use;   // `del server` refused while connections remain
+  // Created, then refused enabling (`Proxy is disabled.`: the leaving worker's grace ended
+  // meanwhile): held in maintenance there, to be deleted again.
+  std::vector<plan::ServerKey> undo;
 };
 
 // `plan`'s actions that no command can carry, refused with `reason` before anything is sent.
@@ -47,10 +50,11 @@ void JudgeUnsendable(const plan::Action& action, std::string command, std::strin
 // The replies to the first phase, `results[i]` answering `sent.commands[i]` (the batch reached
 // HAProxy: TransportFailure ruled it out). `leaving`: the worker is LEAVING. A server command
 // answered "No such server." for a server `desired` holds, which `add server` can create
-// (plan::WhyNotCreatable), has it created by the second phase instead of reported.
+// (plan::WhyNotCreatable), has it created by the second phase instead of reported; without
+// `create_servers` (a leaving worker past its grace) it is reported as not created there.
 Judged JudgeFirstPhase(int pid, const plan::Plan& plan, const SentCommands& sent,
                        const std::vector<CommandResult>& results, bool leaving,
-                       const model::DesiredState& desired);
+                       const model::DesiredState& desired, bool create_servers = true);
 // The replies to the second phase: a server's creation as in the first phase, every other
 // command as an add (a transaction's `add map @N` lines, the follow-up `add map`), the commit as
 // the transaction's outcome. `plan` holds the first phase's next_actions.

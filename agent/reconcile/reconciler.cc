@@ -66,7 +66,11 @@ void Reconciler::KickAll() {
 }
 
 uint64_t Reconciler::Publish(const model::ChangeSummary& summary) {
-  shared_.active = true;
+  if (!shared_.active) {
+    // The first state: every server hawk wrote into the configuration that it leaves out goes.
+    shared_.active = true;
+    for (auto& [pid, worker] : workers_) worker->DesiredReplaced();
+  }
   uint64_t seq = ++shared_.desired_seq;
   if (!summary.servers.empty() || !summary.backends_created.empty() ||
       !summary.backends_dropped.empty()) {
@@ -87,6 +91,7 @@ uint64_t Reconciler::PublishWhole() {
   for (auto& [pid, worker] : workers_) {
     worker->RequireObservation();
     worker->ForgetPending();
+    worker->DesiredReplaced();
   }
   KickAll();
   listeners_.Notify();
@@ -119,7 +124,10 @@ void Reconciler::OnWorkers(const model::WorkersReport& report,
     } else {
       worker->RegistryLooked(shared_.registry->report_refresh());
     }
-    worker->Listed(w.role, w.not_relayed.empty());
+    // A soft-stopped worker with only the master's socketpair left has closed its listeners: its
+    // grace is over, and its proxies stop (`Proxy is disabled.`) if they have not yet.
+    bool grace_over = w.role == model::WorkerRole::kLeaving && w.listeners >= 0 && w.listeners <= 1;
+    worker->Listed(w.role, w.not_relayed.empty(), grace_over);
   }
   absl::erase_if(workers_, [&](const auto& entry) { return !listed.contains(entry.first); });
   std::vector<int> behind;

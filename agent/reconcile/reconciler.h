@@ -38,6 +38,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/base/callback_list.h"
+#include "agent/birth/servers_in_config.h"
 #include "agent/birth/table_files.h"
 #include "agent/cli/client.h"
 #include "agent/model/delta.h"
@@ -75,6 +76,12 @@ class Reconciler {
   // entries written, its seed sends those tables only the changes made since instead of their
   // whole content. Unset: every seed sends every table whole.
   void SetTableFiles(const birth::TableFiles* table_files) { shared_.table_files = table_files; }
+  // The servers hawk wrote into the configuration file (birth/servers_in_config.h): a worker
+  // holds them from its start, and hawk deletes them as it deletes those it created. Set before
+  // Start.
+  void SetServersInConfig(const birth::ServersInConfig* servers) {
+    shared_.servers_in_config = servers;
+  }
 
   // The desired state changed as `summary` says (it is already in `desired`). Returns the push's
   // sequence number, for WaitForPush. O(summary × target workers).

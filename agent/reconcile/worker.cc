@@ -77,15 +77,30 @@ Worker::Worker(WorkerShared* shared, int pid, uint64_t epoch, bool born)
       retry_timer_(shared->loop),
       drain_timer_(shared->loop),
       listed_at_(shared->wall_clock()),
-      awaiting_first_sync_(born) {}  // only workers born while hawk runs are timed
+      awaiting_first_sync_(born) {  // only workers born while hawk runs are timed
+  // The servers hawk wrote into the configuration: this worker holds them if it started from the
+  // file since, and they are hawk's to delete either way (`del server` of a server it lacks
+  // answers "No such server.": gone, as wanted).
+  if (shared_->servers_in_config != nullptr) created_ = shared_->servers_in_config->servers();
+  if (shared_->active) DesiredReplaced();
+}
+
+void Worker::DesiredReplaced() {
+  deleting_.clear();
+  for (const plan::ServerKey& key : created_) {
+    if (shared_->desired->FindServer(key.first, key.second) == nullptr) deleting_.insert(key);
+  }
+  absl::erase_if(draining_, [&](const plan::ServerKey& key) { return !deleting_.contains(key); });
+}
 
 Worker::~Worker() = default;
 
 bool Worker::idle() const { return phase_ == Phase::kIdle; }
 
-void Worker::Listed(model::WorkerRole role, bool relayed) {
+void Worker::Listed(model::WorkerRole role, bool relayed, bool grace_over) {
   role_ = role;
   relayed_ = relayed;
+  grace_over_ = grace_over;
 }
 
 void Worker::RegistryLooked(uint64_t refresh) {
@@ -200,6 +215,7 @@ plan::PlanOptions Worker::PlanOptions() const {
   plan::PlanOptions options;
   options.servers_frozen = sync_.frozen;
   options.delete_servers = &deleting_;
+  options.create_servers = !grace_over_;
   // The master's version stands for its workers' (one binary); unknown counts as indexed.
   absl::StatusOr<parse::VersionNumbers> version =
       parse::ParseVersionNumbers(shared_->registry->report().master.version);
@@ -325,8 +341,9 @@ void Worker::OnFirstPhase(std::vector<cli::CommandResult> results) {
     Fail(*std::move(error));
     return;
   }
-  Judged judged = JudgeFirstPhase(pid_, run_->plan, run_->sent, results,
-                                  role_ == model::WorkerRole::kLeaving, *shared_->desired);
+  Judged judged =
+      JudgeFirstPhase(pid_, run_->plan, run_->sent, results, role_ == model::WorkerRole::kLeaving,
+                      *shared_->desired, !grace_over_);
   run_->sent = std::move(judged.next);
   for (plan::Action& action : judged.next_actions) run_->plan.actions.push_back(std::move(action));
   Take(std::move(judged));
@@ -364,6 +381,13 @@ void Worker::Take(Judged judged) {
     draining_.erase(key);
   }
   for (plan::ServerKey& key : judged.in_use) draining_.insert(std::move(key));
+  // A server created on a worker whose grace ended meanwhile stays in maintenance there: it goes
+  // again at once (a frozen worker still deletes a server in maintenance), and stays reported.
+  for (plan::ServerKey& key : judged.undo) {
+    deleting_.insert(std::move(key));
+    drain_poll_due_ = true;
+    run_again_ = true;
+  }
 }
 
 void Worker::Finish() {

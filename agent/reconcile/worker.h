@@ -23,6 +23,7 @@
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 #include "agent/base/lifetime.h"
+#include "agent/birth/servers_in_config.h"
 #include "agent/birth/table_files.h"
 #include "agent/cli/client.h"
 #include "agent/model/delta.h"
@@ -116,9 +117,10 @@ struct WorkerShared {
   ReconcilerOptions options;
   std::function<absl::Time()> wall_clock;
   WorkerRoute route{nullptr};
-  bool active = false;                             // a desired state was published
-  uint64_t desired_seq = 0;                        // the latest push
-  const birth::TableFiles* table_files = nullptr;  // Reconciler::SetTableFiles
+  bool active = false;                                        // a desired state was published
+  uint64_t desired_seq = 0;                                   // the latest push
+  const birth::TableFiles* table_files = nullptr;             // Reconciler::SetTableFiles
+  const birth::ServersInConfig* servers_in_config = nullptr;  // Reconciler::SetServersInConfig
   ReconcilerStats stats;
   // A reconcile of a worker ended: `ended` runs after the worker's own bookkeeping, before it
   // runs again; `subscribers` after it started again (their own batches queue behind it).
@@ -140,8 +142,9 @@ class Worker {
   model::WorkerRole role() const { return role_; }
   uint64_t synced_seq() const { return synced_seq_; }
   bool idle() const;
-  // What the registry lists: its role, and whether hawk may send it commands.
-  void Listed(model::WorkerRole role, bool relayed);
+  // What the registry lists: its role, whether hawk may send it commands, and whether it is a
+  // leaving worker whose grace is over (soft-stopped, its listeners closed).
+  void Listed(model::WorkerRole role, bool relayed, bool grace_over);
   // The registry reported from refresh number `refresh`: a retry that waited for it may run.
   void RegistryLooked(uint64_t refresh);
   // Pushes go to targets: CURRENT workers, and LEAVING ones unless --workers=current, that hawk
@@ -153,6 +156,9 @@ class Worker {
   // The next reconcile looks at everything first (a seed stays a seed: it plans it all anyway).
   void RequireObservation();
   void ForgetPending() { pending_.Clear(); }
+  // The desired state was replaced whole: which servers hawk created here it no longer holds.
+  // O(servers created here).
+  void DesiredReplaced();
   // Starts a reconcile when the worker is idle and has work; coalesces when one runs.
   void Kick();
 
@@ -196,6 +202,7 @@ class Worker {
   const uint64_t epoch_;  // unique per Worker: a reused pid is another worker
   model::WorkerRole role_ = model::WorkerRole::kUnknown;
   bool relayed_ = true;
+  bool grace_over_ = false;
   Phase phase_;
   NextRun next_;
   bool run_again_ = false;  // kRunning: run again when this reconcile ends (a push came)

@@ -45,6 +45,7 @@ void ConfigStage::Start() {
     return;
   }
   RefreshConfigWarnings(*text);
+  if (options_.servers_in_config != nullptr) options_.servers_in_config->Read(*text);
 }
 
 void ConfigStage::RefreshConfigWarnings(absl::string_view config_text) {
@@ -98,16 +99,19 @@ void ConfigStage::WriteServers(const model::DesiredState* desired, uint64_t serv
     text = &read;
   }
   plan::ServerLines lines = plan::WriteDesiredServers(*text, *desired);
-  note(absl::StrCat("servers: ", lines.servers_written, " of ", desired->server_count(),
-                    " managed servers written into the configuration",
-                    lines.templates_expanded > 0
-                        ? absl::StrCat(" (", lines.templates_expanded, " server-template expanded)")
-                        : std::string(),
-                    lines.undeclared > 0
-                        ? absl::StrCat("; ", lines.undeclared,
-                                       " not declared there (the new worker gets them from hawk)")
-                        : std::string(),
-                    lines.changed ? "" : "; the configuration already held them"));
+  note(absl::StrCat(
+      "servers: ", lines.servers_written, " of ", desired->server_count(),
+      " managed servers written into the configuration",
+      lines.templates_expanded > 0
+          ? absl::StrCat(" (", lines.templates_expanded, " server-template expanded)")
+          : std::string(),
+      lines.runtime_written > 0 ? absl::StrCat(", and ", lines.runtime_written,
+                                               " its sections do not declare in hawk's blocks")
+                                : std::string(),
+      lines.undeclared > 0
+          ? absl::StrCat("; ", lines.undeclared, " neither declared there nor creatable at runtime")
+          : std::string(),
+      lines.changed ? "" : "; the configuration already held them"));
   for (const std::string& line : lines.notes) note(absl::StrCat("servers: ", line));
   round_->servers_seq = server_seq;
   if (!lines.changed) return;
@@ -198,6 +202,8 @@ void ConfigStage::Write() {
   }
   round_->previous = *std::move(previous);
   round_->written = true;
+  // Before the reload: the worker it starts is born from this file.
+  if (options_.servers_in_config != nullptr) options_.servers_in_config->Read(*round_->config);
   Complete(absl::OkStatus());
 }
 
@@ -212,6 +218,10 @@ ConfigStage::Ended ConfigStage::End(bool succeeded, bool restore) {
   if (restore && round->written) {
     absl::Status restored = file_.Restore(round->previous);
     ended.restored = restored.ok();
+    absl::StatusOr<std::string> text = file_.Read("read --haproxy-config");
+    if (text.ok() && options_.servers_in_config != nullptr) {
+      options_.servers_in_config->Read(*text);
+    }
     ended.log = restored.ok() ? absl::StrCat("the previous configuration was restored in ",
                                              options_.config_path)
                               : absl::StrCat("the previous configuration could NOT be restored: ",

@@ -20,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
+#include "agent/birth/servers_in_config.h"
 #include "agent/model/desired.h"
 #include "agent/reload/config_file.h"
 #include "agent/uv/process.h"
@@ -31,6 +32,9 @@ struct ConfigStageOptions {
   std::string haproxy_binary;  // --haproxy-binary; empty: no `haproxy -c` check
   bool write_servers = true;   // --write-servers
   absl::Duration check_timeout = absl::Seconds(60);
+  // Told what the file holds of hawk's servers whenever it is read at start, written or restored
+  // (null: nobody asks).
+  birth::ServersInConfig* servers_in_config = nullptr;
 };
 
 class ConfigStage {

@@ -82,6 +82,8 @@ struct ReloaderOptions {
   // HAProxy loaded from a file inside --table-files-dir is written to it (birth/table_files.h), so
   // that the new worker is born holding it. Null: no table file is written.
   birth::TableFiles* table_files = nullptr;
+  // Told which servers the configuration file holds in hawk's blocks (config_stage.h).
+  birth::ServersInConfig* servers_in_config = nullptr;
   // --write-servers: each round writes the desired servers into the configuration it reloads
   // (plan/server_lines.h), so that the new worker is born holding them.
   bool write_servers = true;

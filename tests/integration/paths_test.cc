@@ -121,10 +121,10 @@ TEST_F(PathsTest, ACommandFailingInsideALineIsReportedAloneAndTheOthersApply) {
   ASSERT_EQ(hawk_->Put("/v1/state", TwoServers("v1", 1, 10)).status, 200);
   ASSERT_TRUE(AllInSync("v1")) << hawk_->Workers().raw;
 
-  // SRV_9 is not in HAProxy's configuration: its command fails between the others' (servers go
-  // in name order: SRV_1, SRV_2, SRV_9 — and SRV_2's fields after SRV_9 would be wrong if the
-  // replies were shifted).
-  std::string ghost = R"(,{"name":"SRV_9","address":"192.0.2.99","port":80,"weight":7})";
+  // SRV_9 is not in HAProxy's configuration, and without a port hawk cannot create it: its
+  // command fails between the others' (servers go in name order: SRV_1, SRV_2, SRV_9 — and
+  // SRV_2's fields after SRV_9 would be wrong if the replies were shifted).
+  std::string ghost = R"(,{"name":"SRV_9","address":"192.0.2.99","weight":7})";
   HttpResult put = hawk_->Put("/v1/state?timeoutMs=5000", TwoServers("v2", 2, 30, ghost));
   ASSERT_EQ(put.status, 200) << put.body;
   EXPECT_TRUE(absl::StrContains(put.body, "\"PARTIAL\"")) << put.body;

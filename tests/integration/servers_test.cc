@@ -3,6 +3,7 @@
 // once it leaves the desired state — after the requests it still serves have ended. Servers the
 // configuration declares are never deleted. Real HAProxy (every version), real backends.
 
+#include <algorithm>
 #include <memory>
 #include <string>
 
@@ -38,7 +39,7 @@ class ServersTest : public ::testing::Test {
     frontend_port_ = FreeTcpPort();
     // SRV_1 (backend A) is the only server the configuration declares.
     haproxy_ = std::make_unique<HaproxyProcess>(
-        dir_, BasicHaproxyConfig(frontend_port_, backends_[0]->port()));
+        dir_, BasicHaproxyConfig(frontend_port_, backends_[0]->port(), ExtraGlobal()));
     Result started = haproxy_->Start();
     ASSERT_TRUE(started) << started.error;
     hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket());
@@ -48,6 +49,21 @@ class ServersTest : public ::testing::Test {
         << hawk_->LogTail();
     worker_ = haproxy_->CurrentWorkerPid();
     ASSERT_GT(worker_, 0);
+  }
+
+  virtual std::string ExtraGlobal() const { return ""; }
+
+  // hawk again, with --haproxy-config: it may write the file, and learns `grace` from it (which
+  // it needs on 2.6 to send anything to a leaving worker).
+  void StartHawkWithConfig() {
+    hawk_.reset();
+    hawk_ = std::make_unique<HawkProcess>(
+        dir_, haproxy_->master_socket(),
+        std::vector<std::string>{"--haproxy-config", haproxy_->config_path()});
+    ASSERT_TRUE(hawk_->ok()) << hawk_->error();
+    ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
+    ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(*hawk_); }, seconds(5)))
+        << hawk_->LogTail();
   }
 
   // A desired state of be_app: SRV_1 in `srv1_state`, and `servers` ("<name>" → backend index;
@@ -70,8 +86,8 @@ class ServersTest : public ::testing::Test {
     HttpResult r = Fetch("tcp:127.0.0.1:" + std::to_string(frontend_port_), "GET", target);
     return r.ok ? absl::StrCat(r.status, " ", r.body) : r.error;
   }
-  ServerRow Row(const std::string& server) {
-    return ReadServerRow(haproxy_->master_socket(), worker_, "be_app", server);
+  ServerRow Row(const std::string& server, int pid = 0) {
+    return ReadServerRow(haproxy_->master_socket(), pid == 0 ? worker_ : pid, "be_app", server);
   }
   int MasterReloads() {
     std::optional<ProcList> proc = MasterCli::ShowProc(haproxy_->master_socket());
@@ -187,6 +203,122 @@ TEST_F(ServersTest, AWorkerStartedByAReloadGetsTheServerAtOnce) {
       },
       seconds(10)))
       << WorkersJson();
+}
+
+TEST_F(ServersTest, AReloadThroughHawkWritesItIntoTheConfigurationAndANewWorkerIsBornWithIt) {
+  StartHawkWithConfig();
+  HttpResult put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v1", "MAINT", {{"DYN_1", 1}}));
+  ASSERT_EQ(put.status, 200) << put.body << hawk_->LogTail();
+
+  HttpResult reload = hawk_->Post("/v1/reload", "");
+  ASSERT_EQ(reload.status, 200) << reload.body << hawk_->LogTail();
+  std::string config = ReadFile(haproxy_->config_path());
+  EXPECT_THAT(config, HasSubstr(absl::StrCat(
+                          "    # hawk --write-servers: servers created at runtime\n"
+                          "    server DYN_1 127.0.0.1:",
+                          backends_[1]->port(),
+                          " weight 10\n"
+                          "    # hawk --write-servers: end of servers created at runtime\n")))
+      << config;
+
+  // Without hawk, a reload made elsewhere starts a worker from that file: it serves DYN_1 from
+  // its first request.
+  hawk_.reset();
+  int previous = haproxy_->CurrentWorkerPid();
+  Result reloaded = haproxy_->ReloadViaCli();
+  ASSERT_TRUE(reloaded) << reloaded.error;
+  worker_ = haproxy_->WaitForNewWorker(previous);
+  ASSERT_GT(worker_, 0);
+  EXPECT_EQ(Row("DYN_1").port, backends_[1]->port());
+  EXPECT_EQ(Through(), "200 B\n");
+
+  // A hawk started again knows DYN_1 as its own from the file: a state without it deletes it.
+  StartHawkWithConfig();
+  put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v2", "READY", {}));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_TRUE(WaitUntil([&] { return Row("DYN_1").admin == -1; }, seconds(10)))
+      << WorkersJson() << hawk_->LogTail();
+  EXPECT_NE(Row("SRV_1").admin, -1);
+}
+
+TEST_F(ServersTest, ALeavingWorkerPastItsGraceGetsNoServerAndSaysSo) {
+  if (!haproxy_->version().AtLeast(3, 0)) {
+    GTEST_SKIP() << "before 3.0 hawk sends a leaving worker past its grace nothing "
+                    "(registry/relay_policy.h): there is nothing to create there";
+  }
+  HttpResult put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v1", "MAINT", {{"DYN_1", 1}}));
+  ASSERT_EQ(put.status, 200) << put.body << hawk_->LogTail();
+  // A slow request keeps the old worker alive past the reload; no `grace`: it stops at once.
+  InFlightRequest slow(frontend_port_, "/slow/6000", seconds(20));
+  ASSERT_TRUE(slow.WaitSent(seconds(5)));
+  ASSERT_TRUE(backends_[1]->WaitForRequest("/slow/6000", seconds(5)));
+  int leaving = worker_;
+  Result reloaded = haproxy_->ReloadViaCli();
+  ASSERT_TRUE(reloaded) << reloaded.error;
+  worker_ = haproxy_->WaitForNewWorker(leaving);
+  ASSERT_GT(worker_, 0);
+
+  put =
+      hawk_->Put("/v1/state?timeoutMs=10000", Desired("v2", "MAINT", {{"DYN_1", 1}, {"DYN_2", 2}}));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_TRUE(WaitUntil([&] { return Row("DYN_2").port == backends_[2]->port(); }, seconds(5)));
+  // The leaving worker reports DYN_2 stale, frozen, and does not hold it.
+  EXPECT_TRUE(WaitUntil(
+      [&] {
+        WorkersView view = hawk_->Workers();
+        const WorkerView* old = view.Find(leaving);
+        return old != nullptr &&
+               std::find(old->stale_objects.begin(), old->stale_objects.end(),
+                         "backend/be_app/server/DYN_2") != old->stale_objects.end();
+      },
+      seconds(5)))
+      << WorkersJson();
+  EXPECT_THAT(WorkersJson(), HasSubstr("frozen: the leaving worker"));
+  // Not held there: never created, or (when its grace ended between the two) deleted again.
+  EXPECT_TRUE(WaitUntil([&] { return Row("DYN_2", leaving).admin == -1; }, seconds(5)))
+      << WorkersJson() << hawk_->LogTail();
+  ASSERT_TRUE(slow.Wait(seconds(15)));
+  EXPECT_EQ(slow.result().body, "B\n");
+}
+
+// A leaving worker within its `grace` (10 s here) still takes server changes: servers are created
+// and deleted there as on the current worker.
+class ServersGraceTest : public ServersTest {
+ protected:
+  std::string ExtraGlobal() const override { return "    grace 10s\n"; }
+};
+
+TEST_F(ServersGraceTest, ALeavingWorkerInItsGraceGetsTheCreationsAndDeletions) {
+  StartHawkWithConfig();
+  HttpResult put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v1", "MAINT", {{"DYN_1", 1}}));
+  ASSERT_EQ(put.status, 200) << put.body << hawk_->LogTail();
+  int leaving = worker_;
+  Result reloaded = haproxy_->ReloadViaCli();
+  ASSERT_TRUE(reloaded) << reloaded.error;
+  worker_ = haproxy_->WaitForNewWorker(leaving);
+  ASSERT_GT(worker_, 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        WorkersView view = hawk_->Workers();
+        const WorkerView* old = view.Find(leaving);
+        const WorkerView* current = view.Find(worker_);
+        return old != nullptr && old->role == "LEAVING" && current != nullptr && current->in_sync;
+      },
+      seconds(10)))
+      << WorkersJson();
+
+  // DYN_2 in, DYN_1 out: on both workers.
+  put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v2", "MAINT", {{"DYN_2", 2}}));
+  ASSERT_EQ(put.status, 200) << put.body;
+  EXPECT_THAT(put.body, Not(HasSubstr("PARTIAL"))) << put.body;
+  for (int pid : {leaving, worker_}) {
+    SCOPED_TRACE(pid);
+    EXPECT_TRUE(
+        WaitUntil([&] { return Row("DYN_2", pid).port == backends_[2]->port(); }, seconds(5)))
+        << WorkersJson();
+    EXPECT_TRUE(WaitUntil([&] { return Row("DYN_1", pid).admin == -1; }, seconds(5)))
+        << WorkersJson();
+  }
 }
 
 }  // namespace

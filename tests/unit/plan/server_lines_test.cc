@@ -111,7 +111,7 @@ TEST(ServerLinesTest, WhatTheConfigurationCannotCarryIsNamedAndLeftAsConfigured)
           .Server("app", "sock", Spec("10.0.0.6", 80))
           .Server("app", "ip", Spec("web.internal", 81, absl::nullopt, ServerState::kDrain))
           .Server("app", "t1", Spec("10.0.0.7", 80))
-          .Server("app", "gone", Spec("10.0.0.8", 80))
+          .Server("app", "gone", Spec("gone.internal", 80))
           .Build();
   ServerLines out = WriteDesiredServers(kConfig, desired);
   // The port of `ip` is written; its hostname is not.
@@ -119,7 +119,8 @@ TEST(ServerLinesTest, WhatTheConfigurationCannotCarryIsNamedAndLeftAsConfigured)
   EXPECT_THAT(out.config, HasSubstr("    server dns app.internal:80 resolvers dns\n"));
   EXPECT_THAT(out.config, HasSubstr("    server sock /run/app.sock\n"));
   EXPECT_THAT(out.config, HasSubstr("    server-template t 1-2 app.internal:80 resolvers dns\n"));
-  EXPECT_EQ(out.undeclared, 1);  // gone
+  EXPECT_EQ(out.undeclared, 1);  // gone: a hostname, which `add server` cannot create either
+  EXPECT_EQ(out.runtime_written, 0);
   ASSERT_EQ(out.notes.size(), 5u);
   EXPECT_THAT(out.notes[0], HasSubstr("app/dns: not written: its configured address "
                                       "\"app.internal:80\" is not an IP literal"));
@@ -128,6 +129,69 @@ TEST(ServerLinesTest, WhatTheConfigurationCannotCarryIsNamedAndLeftAsConfigured)
                                       "\"web.internal\""));
   EXPECT_THAT(out.notes[3], HasSubstr("app/ip: not written: DRAIN has no configuration keyword"));
   EXPECT_THAT(out.notes[4], HasSubstr("app/t1-2: not written: the template's address"));
+}
+
+TEST(ServerLinesTest, ServersASectionDoesNotDeclareAreWrittenInHawksBlockAndReadBack) {
+  constexpr char kConfig[] =
+      "backend be_app\n"
+      "    balance roundrobin\n"
+      "    server web1 10.0.0.1:80\n"
+      "\n"
+      "backend be_other\n"
+      "    server o1 10.0.0.9:80";  // no newline at the end of the file
+  model::DesiredState desired =
+      Desired()
+          .Server("be_app", "web1", Spec("10.0.0.1", 80))
+          .Server("be_app", "dyn_b", Spec("2001:db8::2", 8080, 7, ServerState::kMaint))
+          .Server("be_app", "dyn_a", Spec("10.0.0.2", 8080))
+          .Server("be_app", "by_name", Spec("app.internal", 80))  // not creatable: not written
+          .Server("be_other", "dyn_c", Spec("10.0.0.3", 80, absl::nullopt, ServerState::kReady))
+          .Build();
+  ServerLines out = WriteDesiredServers(kConfig, desired);
+  EXPECT_EQ(out.config,
+            "backend be_app\n"
+            "    balance roundrobin\n"
+            "    server web1 10.0.0.1:80\n"
+            "\n"
+            "    # hawk --write-servers: servers created at runtime\n"
+            "    server dyn_a 10.0.0.2:8080\n"
+            "    server dyn_b [2001:db8::2]:8080 weight 7 disabled\n"
+            "    # hawk --write-servers: end of servers created at runtime\n"
+            "backend be_other\n"
+            "    server o1 10.0.0.9:80\n"
+            "    # hawk --write-servers: servers created at runtime\n"
+            "    server dyn_c 10.0.0.3:80\n"
+            "    # hawk --write-servers: end of servers created at runtime\n");
+  EXPECT_EQ(out.runtime_written, 3);
+  EXPECT_EQ(out.undeclared, 1);
+  EXPECT_THAT(ServersInHawkBlocks(out.config),
+              ElementsAre(std::pair<std::string, std::string>{"be_app", "dyn_a"},
+                          std::pair<std::string, std::string>{"be_app", "dyn_b"},
+                          std::pair<std::string, std::string>{"be_other", "dyn_c"}));
+
+  // Written again from the same state: the same bytes.
+  ServerLines again = WriteDesiredServers(out.config, desired);
+  EXPECT_EQ(again.config, out.config);
+  EXPECT_FALSE(again.changed);
+
+  // A server that left the desired state leaves the block; an empty block goes.
+  model::DesiredState fewer = Desired()
+                                  .Server("be_app", "dyn_a", Spec("10.0.0.2", 8080))
+                                  .Server("be_other", "o1", Spec("10.0.0.9", 80))
+                                  .Build();
+  ServerLines shrunk = WriteDesiredServers(out.config, fewer);
+  EXPECT_EQ(shrunk.config,
+            "backend be_app\n"
+            "    balance roundrobin\n"
+            "    server web1 10.0.0.1:80\n"
+            "\n"
+            "    # hawk --write-servers: servers created at runtime\n"
+            "    server dyn_a 10.0.0.2:8080\n"
+            "    # hawk --write-servers: end of servers created at runtime\n"
+            "backend be_other\n"
+            "    server o1 10.0.0.9:80\n");  // the newline the block brought stays
+  EXPECT_THAT(ServersInHawkBlocks(shrunk.config),
+              ElementsAre(std::pair<std::string, std::string>{"be_app", "dyn_a"}));
 }
 
 TEST(ServerLinesTest, NothingManagedLeavesTheBytesAsTheyWere) {

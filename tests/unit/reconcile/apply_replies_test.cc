@@ -75,7 +75,7 @@ TEST(ApplyRepliesTest, ASeedThatMeetsNoSuchServerCreatesItInTheSecondPhase) {
   EXPECT_THAT(second.stale, IsEmpty());
 }
 
-TEST(ApplyRepliesTest, AFrozenLeavingWorkerKeepsTheServerItCreatedInMaintenance) {
+TEST(ApplyRepliesTest, AServerALeavingWorkerRefusesToEnableIsToBeDeletedAgain) {
   model::DesiredState desired = plan::testing::Desired().Server(
       "be_app", "dyn", Spec("10.0.0.9", 8080, 5, model::ServerState::kReady));
   plan::Plan plan;
@@ -85,6 +85,8 @@ TEST(ApplyRepliesTest, AFrozenLeavingWorkerKeepsTheServerItCreatedInMaintenance)
       JudgeFirstPhase(kPid, plan, sent, {std::string(kRegistered), std::string(kProxyDisabled)},
                       /*leaving=*/true, desired);
   EXPECT_THAT(judged.created, ElementsAre(plan::ServerKey{"be_app", "dyn"}));
+  // Held in maintenance there: to be deleted again.
+  EXPECT_THAT(judged.undo, ElementsAre(plan::ServerKey{"be_app", "dyn"}));
   EXPECT_EQ(judged.frozen_by, "Proxy is disabled.");
   ASSERT_THAT(judged.stale, SizeIs(1));
   EXPECT_EQ(judged.stale[0].reason, plan::kFrozenReason);
@@ -114,6 +116,14 @@ TEST(ApplyRepliesTest, DeletingWaitsForConnectionsAndAServerGoneIsDone) {
       kPid, plan, sent, {std::string(kNoSuchServer), std::string(kNoSuchServer)}, false, desired);
   EXPECT_THAT(gone.gone, ElementsAre(key));
   EXPECT_THAT(gone.stale, IsEmpty());
+
+  // On a frozen worker only `del server` goes: HAProxy refuses the maintenance step there.
+  plan::Plan frozen;
+  plan::PlanServerDelete("be_app", "dyn", /*frozen=*/true, &frozen);
+  EXPECT_THAT(Lines(Sent(kPid, frozen)), ElementsAre("del server be_app/dyn"));
+  Judged frozen_gone = JudgeFirstPhase(kPid, frozen, Sent(kPid, frozen), {std::string(kDeleted)},
+                                       /*leaving=*/true, desired);
+  EXPECT_THAT(frozen_gone.gone, ElementsAre(key));
 
   // Anything else is a refusal, reported.
   Judged refused = JudgeFirstPhase(
