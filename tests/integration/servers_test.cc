@@ -136,9 +136,9 @@ TEST_F(ServersTest, ARemovedServerIsDeletedOnceItsRequestsEndAndAConfiguredOneNe
   ASSERT_EQ(Row("DYN_1").port, backends_[1]->port());
 
   // A slow request on DYN_1, then DYN_1 leaves the desired state (SRV_1 back in rotation).
-  InFlightRequest slow(frontend_port_, "/slow/2000", seconds(20));
+  InFlightRequest slow(frontend_port_, "/slow/4000", seconds(20));
   ASSERT_TRUE(slow.WaitSent(seconds(5)));
-  ASSERT_TRUE(backends_[1]->WaitForRequest("/slow/2000", seconds(5)));
+  ASSERT_TRUE(backends_[1]->WaitForRequest("/slow/4000", seconds(5)));
   put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v2", "READY", {}));
   ASSERT_EQ(put.status, 200) << put.body;
 
@@ -249,9 +249,9 @@ TEST_F(ServersTest, ALeavingWorkerPastItsGraceGetsNoServerAndSaysSo) {
   HttpResult put = hawk_->Put("/v1/state?timeoutMs=10000", Desired("v1", "MAINT", {{"DYN_1", 1}}));
   ASSERT_EQ(put.status, 200) << put.body << hawk_->LogTail();
   // A slow request keeps the old worker alive past the reload; no `grace`: it stops at once.
-  InFlightRequest slow(frontend_port_, "/slow/6000", seconds(20));
+  InFlightRequest slow(frontend_port_, "/slow/8000", seconds(20));
   ASSERT_TRUE(slow.WaitSent(seconds(5)));
-  ASSERT_TRUE(backends_[1]->WaitForRequest("/slow/6000", seconds(5)));
+  ASSERT_TRUE(backends_[1]->WaitForRequest("/slow/8000", seconds(5)));
   int leaving = worker_;
   Result reloaded = haproxy_->ReloadViaCli();
   ASSERT_TRUE(reloaded) << reloaded.error;
