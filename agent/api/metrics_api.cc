@@ -114,6 +114,13 @@ std::vector<Family> CollectMetrics(const model::WorkersReport& report,
   Family generation("hawk_worker_applied_generation",
                     "The generation of the desired state a worker last reached in full.",
                     MetricType::kGauge);
+  Family created("hawk_worker_servers_created",
+                 "Servers hawk created on a worker (add server, or its configuration block).",
+                 MetricType::kGauge);
+  Family draining("hawk_worker_servers_draining",
+                  "Servers hawk created on a worker that left the desired state and wait for "
+                  "their connections to end before they are deleted.",
+                  MetricType::kGauge);
   for (const model::WorkerReport& w : report.workers) {
     Labels labels{{"pid", absl::StrCat(w.pid)},
                   {"role", std::string(model::WorkerRoleName(w.role))}};
@@ -132,12 +139,14 @@ std::vector<Family> CollectMetrics(const model::WorkersReport& report,
     }
     refused.Add(labels, static_cast<double>(w.sync.refused.size()));
     sessions.Add(labels, static_cast<double>(w.sync.sessions_on_stale_servers));
+    created.Add(labels, static_cast<double>(w.sync.created_servers.size()));
+    draining.Add(labels, static_cast<double>(w.sync.draining_servers.size()));
     if (w.sync.applied_generation) {
       generation.Add(labels, static_cast<double>(*w.sync.applied_generation));
     }
   }
-  for (Family* f :
-       {&connections, &uptime, &in_sync, &frozen, &stale, &refused, &sessions, &generation}) {
+  for (Family* f : {&connections, &uptime, &in_sync, &frozen, &stale, &refused, &sessions,
+                    &generation, &created, &draining}) {
     out.push_back(std::move(*f));
   }
 

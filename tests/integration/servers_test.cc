@@ -151,6 +151,9 @@ TEST_F(ServersTest, ARemovedServerIsDeletedOnceItsRequestsEndAndAConfiguredOneNe
       << WorkersJson() << hawk_->LogTail();
   EXPECT_NE(Row("DYN_1").admin, -1) << "deleted under a running request";
   EXPECT_EQ(Row("DYN_1").admin & 0x01, 1) << "in maintenance while it drains";
+  EXPECT_THAT(hawk_->Get("/metrics").body,
+              HasSubstr(absl::StrCat("hawk_worker_servers_draining{pid=\"", worker_,
+                                     "\",role=\"CURRENT\"} 1\n")));
   EXPECT_EQ(Through(), "200 A\n");
 
   // The request completes; then the server is gone.
