@@ -243,24 +243,6 @@ class Writer {
   }
 
  private:
-  // The offset just past the runtime block's end marker, for a block starting at `from`; npos
-  // when a section begins first or the file ends.
-  static size_t FindRuntimeEnd(absl::string_view config, size_t from) {
-    size_t at = from;
-    while (at < config.size()) {
-      size_t eol = config.find('\n', at);
-      size_t next = eol == absl::string_view::npos ? config.size() : eol + 1;
-      absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(config.substr(at, next - at));
-      if (absl::StartsWith(trimmed, kRuntimeEndMarker)) return next;
-      Line words = SplitLine(absl::StripSuffix(config.substr(at, next - at), "\n"));
-      if (!words.words.empty() && parse::IsSectionKeyword(words.words[0].text)) {
-        return absl::string_view::npos;
-      }
-      at = next;
-    }
-    return absl::string_view::npos;
-  }
-
   // The end of a section: the managed servers it does not declare, which `add server` creates at
   // runtime, written in hawk's block.
   void EndSection() {
@@ -286,19 +268,34 @@ class Writer {
     absl::StrAppend(&result_.config, "    ", kRuntimeEndMarker, "\n");
   }
 
-  // The offset just past the end marker line that closes a block starting at `from`; npos when
-  // there is none before the next begin marker or the end of the file.
-  static size_t FindEndMarker(absl::string_view config, size_t from) {
+  // The offset just past the line starting with `end_marker` that closes a block starting at
+  // `from`; npos when a line for which `stops(line)` holds, or the end of the file, comes first.
+  template <typename Stops>
+  static size_t FindBlockEnd(absl::string_view config, size_t from, absl::string_view end_marker,
+                             Stops stops) {
     size_t at = from;
     while (at < config.size()) {
       size_t eol = config.find('\n', at);
       size_t next = eol == absl::string_view::npos ? config.size() : eol + 1;
-      absl::string_view trimmed = absl::StripLeadingAsciiWhitespace(config.substr(at, next - at));
-      if (absl::StartsWith(trimmed, kTemplateEndMarker)) return next;
-      if (absl::StartsWith(trimmed, kTemplateBeginMarker)) return absl::string_view::npos;
+      absl::string_view line = config.substr(at, next - at);
+      if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), end_marker)) return next;
+      if (stops(line)) return absl::string_view::npos;
       at = next;
     }
     return absl::string_view::npos;
+  }
+  // A template's expansion ends before the next one begins.
+  static size_t FindEndMarker(absl::string_view config, size_t from) {
+    return FindBlockEnd(config, from, kTemplateEndMarker, [](absl::string_view line) {
+      return absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), kTemplateBeginMarker);
+    });
+  }
+  // The servers hawk wrote at the end of a section end before the next section.
+  static size_t FindRuntimeEnd(absl::string_view config, size_t from) {
+    return FindBlockEnd(config, from, kRuntimeEndMarker, [](absl::string_view line) {
+      Line words = SplitLine(absl::StripSuffix(line, "\n"));
+      return !words.words.empty() && parse::IsSectionKeyword(words.words[0].text);
+    });
   }
 
   void OnLine(absl::string_view line) {
