@@ -26,14 +26,6 @@ constexpr absl::Duration kPerCommandBudget = absl::Milliseconds(2);
 // it until the last one ends; `wait srv-removable` would hold a master CLI slot meanwhile).
 constexpr absl::Duration kDrainPoll = absl::Seconds(1);
 
-std::vector<std::string> ServerNames(const absl::flat_hash_set<plan::ServerKey>& keys) {
-  std::vector<std::string> names;
-  names.reserve(keys.size());
-  for (const auto& [backend, server] : keys) names.push_back(absl::StrCat(backend, "/", server));
-  std::sort(names.begin(), names.end());
-  return names;
-}
-
 }  // namespace
 
 // What the worker's reconciles are doing: one phase at a time, the transitions checked
@@ -81,17 +73,13 @@ Worker::Worker(WorkerShared* shared, int pid, uint64_t epoch, bool born)
   // The servers hawk wrote into the configuration: this worker holds them if it started from the
   // file since, and they are hawk's to delete either way (`del server` of a server it lacks
   // answers "No such server.": gone, as wanted).
-  if (shared_->servers_in_config != nullptr) created_ = shared_->servers_in_config->servers();
+  if (shared_->servers_in_config != nullptr) {
+    servers_ = CreatedServers(shared_->servers_in_config->servers());
+  }
   if (shared_->active) DesiredReplaced();
 }
 
-void Worker::DesiredReplaced() {
-  deleting_.clear();
-  for (const plan::ServerKey& key : created_) {
-    if (shared_->desired->FindServer(key.first, key.second) == nullptr) deleting_.insert(key);
-  }
-  absl::erase_if(draining_, [&](const plan::ServerKey& key) { return !deleting_.contains(key); });
-}
+void Worker::DesiredReplaced() { servers_.Replaced(*shared_->desired); }
 
 Worker::~Worker() = default;
 
@@ -122,25 +110,11 @@ void Worker::RequireObservation() {
   if (next_ != NextRun::kSeed) next_ = NextRun::kObserve;
 }
 
-void Worker::NoteServerChanges(const model::ChangeSummary& summary) {
-  if (created_.empty()) return;
-  for (const model::ServerChange& change : summary.servers) {
-    plan::ServerKey key{change.backend, change.server};
-    if (!created_.contains(key)) continue;
-    if (change.managed_after) {
-      deleting_.erase(key);  // desired again before it was deleted
-      draining_.erase(key);
-    } else {
-      deleting_.insert(std::move(key));
-    }
-  }
-}
-
 void Worker::Publish(const model::ChangeSummary& summary) {
   for (const std::string& backend : summary.backends_dropped) {
     stale_.ForgetObject(absl::StrCat("backend/", backend));
   }
-  NoteServerChanges(summary);
+  servers_.Changed(summary);
   if (!IsTarget()) {
     RequireObservation();  // it misses this change: if it becomes a target, look at it
     return;
@@ -214,7 +188,7 @@ std::unique_ptr<Worker::Run> Worker::NewRun(bool full) const {
 plan::PlanOptions Worker::PlanOptions() const {
   plan::PlanOptions options;
   options.servers_frozen = sync_.frozen;
-  options.delete_servers = &deleting_;
+  options.delete_servers = &servers_.to_delete();
   options.create_servers = !grace_over_;
   // The master's version stands for its workers' (one binary); unknown counts as indexed.
   absl::StatusOr<parse::VersionNumbers> version =
@@ -374,18 +348,8 @@ void Worker::Take(Judged judged) {
   if (judged.refused_unexpectedly) run_->refused_unexpectedly = true;
   for (model::Refusal& refusal : judged.refusals) run_->refusals.push_back(std::move(refusal));
   for (model::StaleObject& item : judged.stale) stale_.Add(std::move(item));
-  for (plan::ServerKey& key : judged.created) created_.insert(std::move(key));
-  for (const plan::ServerKey& key : judged.gone) {
-    created_.erase(key);
-    deleting_.erase(key);
-    draining_.erase(key);
-  }
-  for (plan::ServerKey& key : judged.in_use) draining_.insert(std::move(key));
-  // A server created on a worker whose grace ended meanwhile stays in maintenance there: it goes
-  // again at once (a frozen worker still deletes a server in maintenance), and stays reported.
-  for (plan::ServerKey& key : judged.undo) {
-    deleting_.insert(std::move(key));
-    drain_poll_due_ = true;
+  if (servers_.Take(judged)) {
+    drain_poll_due_ = true;  // a delete is due at once
     run_again_ = true;
   }
 }
@@ -418,7 +382,7 @@ void Worker::Finish() {
   }
   run.reset();  // a full reconcile's replies and commands go before anyone else runs
   phase_ = Phase::kIdle;
-  if (!draining_.empty() && !drain_timer_.active()) {
+  if (servers_.draining() && !drain_timer_.active()) {
     drain_timer_.Start(kDrainPoll, [this] {
       drain_poll_due_ = true;
       Kick();
@@ -480,8 +444,8 @@ WorkerOutcome Worker::OutcomeFor(uint64_t seq) const {
 void Worker::Annotate(model::WorkerReport* report) const {
   report->sync = sync_;
   report->sync.stale = stale_.Sorted();
-  report->sync.created_servers = ServerNames(created_);
-  report->sync.draining_servers = ServerNames(draining_);
+  report->sync.created_servers = servers_.CreatedNames();
+  report->sync.draining_servers = servers_.DrainingNames();
   report->sync.managed = shared_->active && IsTarget();
 }
 

@@ -33,6 +33,7 @@
 #include "agent/plan/plan.h"
 #include "agent/plan/written_tables.h"
 #include "agent/reconcile/apply_replies.h"
+#include "agent/reconcile/created_servers.h"
 #include "agent/reconcile/preview.h"
 #include "agent/reconcile/push_outcome.h"
 #include "agent/reconcile/stale_set.h"
@@ -194,8 +195,6 @@ class Worker {
   void Fail(std::string error);
   void OnRetryDue();
   void End(const ReconcileEnd& end);
-  // Which servers the desired state no longer holds that hawk created here: to delete.
-  void NoteServerChanges(const model::ChangeSummary& summary);
 
   WorkerShared* shared_;
   const int pid_;
@@ -217,12 +216,9 @@ class Worker {
   plan::PendingChanges pending_;  // changes since the last reconcile started
   uint64_t synced_seq_ = 0;       // the push the last completed reconcile brought it to
   std::unique_ptr<Run> run_;      // kRunning only
-  // Servers hawk created here (`add server`): the only ones it deletes. Those of them that left
-  // the desired state and are not deleted yet; those whose `del server` HAProxy refused while
-  // connections remain, tried again when drain_timer_ fires.
-  absl::flat_hash_set<plan::ServerKey> created_;
-  absl::flat_hash_set<plan::ServerKey> deleting_;
-  absl::flat_hash_set<plan::ServerKey> draining_;
+  CreatedServers servers_;        // created here: the only servers hawk deletes
+  // Set when drain_timer_ fires (a `del server` refused while connections remained is tried
+  // again) or a delete is due at once.
   bool drain_poll_due_ = false;
   uv::Timer drain_timer_;
   StaleSet stale_;
