@@ -42,11 +42,7 @@ class ServersTest : public ::testing::Test {
         dir_, BasicHaproxyConfig(frontend_port_, backends_[0]->port(), ExtraGlobal()));
     Result started = haproxy_->Start();
     ASSERT_TRUE(started) << started.error;
-    hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket());
-    ASSERT_TRUE(hawk_->ok()) << hawk_->error();
-    ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
-    ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(*hawk_); }, seconds(5)))
-        << hawk_->LogTail();
+    StartHawk({});
     worker_ = haproxy_->CurrentWorkerPid();
     ASSERT_GT(worker_, 0);
   }
@@ -55,11 +51,12 @@ class ServersTest : public ::testing::Test {
 
   // hawk again, with --haproxy-config: it may write the file, and learns `grace` from it (which
   // it needs on 2.6 to send anything to a leaving worker).
-  void StartHawkWithConfig() {
+  void StartHawkWithConfig() { StartHawk({"--haproxy-config", haproxy_->config_path()}); }
+
+  // (Re)starts hawk with `args`, until it serves and sees a current worker.
+  void StartHawk(std::vector<std::string> args) {
     hawk_.reset();
-    hawk_ = std::make_unique<HawkProcess>(
-        dir_, haproxy_->master_socket(),
-        std::vector<std::string>{"--haproxy-config", haproxy_->config_path()});
+    hawk_ = std::make_unique<HawkProcess>(dir_, haproxy_->master_socket(), std::move(args));
     ASSERT_TRUE(hawk_->ok()) << hawk_->error();
     ASSERT_TRUE(hawk_->WaitServing()) << hawk_->LogTail();
     ASSERT_TRUE(WaitUntil([&] { return ReadyWithACurrentWorker(*hawk_); }, seconds(5)))
