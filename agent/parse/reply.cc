@@ -80,6 +80,9 @@ ReplyCode ClassifyErrorLine(absl::string_view line) {
   if (line == "Server still has connections attached to it, cannot remove it.") {
     return ReplyCode::kServerInUse;
   }
+  if (line == "Only servers in maintenance mode can be deleted.") {
+    return ReplyCode::kNotInMaintenance;
+  }
   if (line == "Backend must use a dynamic load balancing to support dynamic servers." ||
       absl::StartsWith(line, "Backend does not support dynamic servers")) {
     return ReplyCode::kStaticBackend;
@@ -119,6 +122,8 @@ absl::string_view ReplyCodeName(ReplyCode code) {
       return "key_not_found";
     case ReplyCode::kServerInUse:
       return "server_in_use";
+    case ReplyCode::kNotInMaintenance:
+      return "not_in_maintenance";
     case ReplyCode::kStaticBackend:
       return "static_backend";
     case ReplyCode::kUnknownCommand:

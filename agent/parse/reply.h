@@ -20,27 +20,30 @@
 namespace hawk::parse {
 
 enum class ReplyCode {
-  kEmptySuccess,    // empty, or only newlines: the usual silent success
-  kSuccess,         // a known success message: "IP changed from …", "port changed from …",
-                    // "no need to change …", "nothing changed", "New server registered.",
-                    // "Server deleted.", "Done.", "New version created: N"
-  kProxyDisabled,   // "Proxy is disabled.": server commands on a leaving worker
-  kNoSuchServer,    // "No such server."
-  kNoSuchBackend,   // "No such backend."
-  kUnknownMap,      // "Unknown map identifier. Please use #<id> or <file>."
-  kUnknownAcl,      // "Unknown ACL identifier. Please use #<id> or <file>."
-  kEntryNotFound,   // "entry not found.": `set map` on a key the map does not hold
-  kKeyNotFound,     // "Key not found.": `del map|acl` on a key or pattern that is not there
-  kServerInUse,     // "Server still has connections attached to it, cannot remove it.":
-                    // `del server` while connections remain (2.6–3.4)
-  kStaticBackend,   // `add server` in a backend whose balance algorithm cannot take dynamic
-                    // servers: "Backend must use a dynamic load balancing to support dynamic
-                    // servers." (2.6–3.2), "Backend does not support dynamic servers : …" (3.4)
-  kUnknownCommand,  // "Unknown command…" or a bare help listing ("The following commands are
-                    // valid at this level:"), which is also how the master answers a line
-                    // longer than ~15 KB
-  kTargetNotFound,  // master: "Can't find the target PID matching the prefix '…'"
-  kCantConnect,     // master: "Can't connect to the target CLI!"
+  kEmptySuccess,      // empty, or only newlines: the usual silent success
+  kSuccess,           // a known success message: "IP changed from …", "port changed from …",
+                      // "no need to change …", "nothing changed", "New server registered.",
+                      // "Server deleted.", "Done.", "New version created: N"
+  kProxyDisabled,     // "Proxy is disabled.": server commands on a leaving worker
+  kNoSuchServer,      // "No such server."
+  kNoSuchBackend,     // "No such backend."
+  kUnknownMap,        // "Unknown map identifier. Please use #<id> or <file>."
+  kUnknownAcl,        // "Unknown ACL identifier. Please use #<id> or <file>."
+  kEntryNotFound,     // "entry not found.": `set map` on a key the map does not hold
+  kKeyNotFound,       // "Key not found.": `del map|acl` on a key or pattern that is not there
+  kServerInUse,       // "Server still has connections attached to it, cannot remove it.":
+                      // `del server` while connections remain (2.6–3.4)
+  kNotInMaintenance,  // "Only servers in maintenance mode can be deleted.": `del server` of a
+                      // server in rotation (2.6–3.4)
+  kStaticBackend,     // `add server` where the balance algorithm takes no dynamic server:
+                      // "Backend must use a dynamic load balancing to support dynamic
+                      // servers." (2.6–3.2), "Backend does not support dynamic servers : …"
+                      // (3.4)
+  kUnknownCommand,    // "Unknown command…" or a bare help listing ("The following commands are
+                      // valid at this level:"), which is also how the master answers a line
+                      // longer than ~15 KB
+  kTargetNotFound,    // master: "Can't find the target PID matching the prefix '…'"
+  kCantConnect,       // master: "Can't connect to the target CLI!"
   kPermissionDenied,  // master "Permission denied!" or worker "Permission denied"
   kOtherError,        // any other non-empty text
 };

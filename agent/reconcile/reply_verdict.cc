@@ -87,6 +87,15 @@ ActionReply ClassifyActionReply(const plan::Action& action, const CommandResult&
         return out;
       }
       break;
+    case parse::ReplyCode::kNotInMaintenance:
+      // `del server` alone on a frozen worker (plan::Action::only_del): the server is in
+      // rotation there and no command can take it out. It stays, reported frozen.
+      if (action.kind == plan::ActionKind::kDelServer && action.only_del && leaving) {
+        out.verdict = ReplyVerdict::kFrozen;
+        out.stale = plan::FrozenItem(action);
+        return out;
+      }
+      break;
     case parse::ReplyCode::kStaticBackend:
       // The backend's configuration decides it: no reason to look at the worker again.
       out.verdict = ReplyVerdict::kRefused;

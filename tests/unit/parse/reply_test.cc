@@ -161,7 +161,7 @@ TEST(ReplyTest, KnownTexts) {
       {"Already exists a server with the same name in backend.\n\n", ReplyCode::kOtherError},
       // Anything else from a mutating command is an error.
       {"Failed.\n\n", ReplyCode::kOtherError},
-      {"Only servers in maintenance mode can be deleted.\n\n", ReplyCode::kOtherError},
+      {"Only servers in maintenance mode can be deleted.\n", ReplyCode::kNotInMaintenance},
       {"Trailing garbage in weight string", ReplyCode::kOtherError},
       {"Done. But something else\n\n", ReplyCode::kOtherError},
       {"New version created: x\n\n", ReplyCode::kOtherError},

@@ -124,6 +124,14 @@ TEST(ApplyRepliesTest, DeletingWaitsForConnectionsAndAServerGoneIsDone) {
   Judged frozen_gone = JudgeFirstPhase(kPid, frozen, Sent(kPid, frozen), {std::string(kDeleted)},
                                        /*leaving=*/true, desired);
   EXPECT_THAT(frozen_gone.gone, ElementsAre(key));
+  // One in rotation there cannot go: it stays, reported frozen, not as an unexpected refusal.
+  Judged frozen_kept = JudgeFirstPhase(
+      kPid, frozen, Sent(kPid, frozen),
+      {std::string("Only servers in maintenance mode can be deleted.\n")}, true, desired);
+  EXPECT_THAT(frozen_kept.gone, IsEmpty());
+  EXPECT_FALSE(frozen_kept.refused_unexpectedly);
+  ASSERT_THAT(frozen_kept.stale, SizeIs(1));
+  EXPECT_EQ(frozen_kept.stale[0].reason, plan::kFrozenReason);
 
   // Anything else is a refusal, reported.
   Judged refused = JudgeFirstPhase(
